@@ -1,0 +1,117 @@
+# blockquant: `make help` lists the targets.
+#
+# Everything a target needs is installed by the `deps` target on first use: Debian packages with
+# apt-get (emscripten, wabt) and npm dev dependencies with `npm ci` from package-lock.json.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+EMCC ?= emcc
+CC ?= cc
+NODE ?= node
+
+SRC_COMMON := src/half.c src/types.c src/dispatch.c
+SRC_REF := $(wildcard src/ref/*.c)
+SRC_SIMD := $(wildcard src/simd128/*.c)
+HEADERS := $(wildcard src/*.h src/*.inc src/simd128/*.h)
+
+# -ffp-contract=off: no fused multiply-add anywhere, or Q4_0/Q5_0 codes drift from ggml's.
+CFLAGS_COMMON := -std=c11 -Wall -Wextra -Werror -ffp-contract=off
+# Standalone modules (no Emscripten JS glue) with an explicit export list; memory starts small and
+# only ever grows when the JS wrapper asks for it.
+WASM_FLAGS := -O3 $(CFLAGS_COMMON) -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 \
+  -sINITIAL_MEMORY=1MB -sTOTAL_STACK=256KB -sMAXIMUM_MEMORY=4GB -sERROR_ON_UNDEFINED_SYMBOLS=1
+
+WASM_SIMD := wasm/blockquant-simd128.wasm
+WASM_SCALAR := wasm/blockquant-scalar.wasm
+JS_EMBED := js/wasm/simd128.js js/wasm/scalar.js
+
+APT_PKGS := emscripten wabt
+STAMP := build/.stamp
+
+##@ Building
+all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) ## Build both wasm modules and the JS modules that embed them (default)
+
+wasm/exports-%.json: wasm/exports.c src/kernels.inc | deps
+	$(CC) -E -P $(if $(filter simd128,$*),-DBQ_SIMD128) $< \
+	  | grep -o 'BQ_EXPORT [a-z0-9_]*' | sed 's/BQ_EXPORT /"_/; s/$$/"/' \
+	  | paste -sd, | sed 's/^/[/; s/$$/]/' > $@
+
+$(WASM_SIMD): $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c $(HEADERS) wasm/exports-simd128.json | deps
+	$(EMCC) $(WASM_FLAGS) -msimd128 -sEXPORTED_FUNCTIONS=@wasm/exports-simd128.json \
+	  $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c -o $@
+
+$(WASM_SCALAR): $(SRC_COMMON) $(SRC_REF) src/wasm.c $(HEADERS) wasm/exports-scalar.json | deps
+	$(EMCC) $(WASM_FLAGS) -sEXPORTED_FUNCTIONS=@wasm/exports-scalar.json \
+	  $(SRC_COMMON) $(SRC_REF) src/wasm.c -o $@
+
+js/wasm/%.js: wasm/blockquant-%.wasm tools/embed-wasm.mjs
+	@mkdir -p js/wasm
+	$(NODE) tools/embed-wasm.mjs $< $@
+
+build/native/libblockquant.a: $(SRC_COMMON) $(SRC_REF) $(HEADERS) ## Native static library (reference kernels)
+	@mkdir -p build/native/obj
+	for f in $(SRC_COMMON) $(SRC_REF); do \
+	  $(CC) $(CFLAGS_COMMON) -O2 -c $$f -o build/native/obj/$$(echo $$f | tr / _).o || exit 1; done
+	ar rcs $@ build/native/obj/*.o
+
+native: build/native/libblockquant.a ## Build the native static library
+
+##@ Checking
+test: all test-native test-js typecheck ## Build everything and run every test
+	@echo "make test: all tests passed"
+
+test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive fp16/bf16 test
+	@mkdir -p build/native
+	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden.c -lm \
+	  -o build/native/test_golden
+	./build/native/test_golden tests/fixtures/golden
+	$(CC) $(CFLAGS_COMMON) -O2 $(SRC_COMMON) $(SRC_REF) tests/native/test_half.c -lm \
+	  -o build/native/test_half
+	./build/native/test_half
+
+test-js: all ## The JS suite (node --test), once per build: simd128, then scalar
+	BQ_BACKEND=simd128 $(NODE) --test tests/
+	BQ_BACKEND=scalar $(NODE) --test tests/
+
+typecheck: deps ## tsc --checkJs over js/
+	./node_modules/.bin/tsc -p tsconfig.json
+
+fmt: ## Format the C sources with clang-format
+	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h tests/native/*.c tests/native/*.h
+
+##@ Running
+demo: all ## Terminal demo: quantize a bundled synthetic tensor to each format
+	$(NODE) demo/cli.js
+
+bench: all ## Benchmark: writes bench/out/latest.json and prints ratios
+	$(NODE) bench/bench.js
+
+disasm: $(WASM_SIMD) ## Disassemble the SIMD128 build into build/simd128.dis
+	@mkdir -p build
+	wasm-objdump -d $(WASM_SIMD) > build/simd128.dis
+
+##@ Housekeeping
+deps: $(STAMP) ## Install what is missing (apt-get: emscripten wabt; npm ci)
+
+$(STAMP): package-lock.json
+	@missing=""; \
+	command -v emcc >/dev/null || missing="$$missing emscripten"; \
+	command -v wasm-objdump >/dev/null || missing="$$missing wabt"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	npm ci --no-audit --no-fund
+	@mkdir -p build && touch $@
+
+clean: ## Remove build outputs
+	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
+	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: all native test test-native test-js typecheck fmt demo bench disasm deps clean help

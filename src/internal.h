@@ -1,0 +1,70 @@
+/* Shared by the kernels: block layouts, bit casts, and the scalar helpers the reference uses. */
+#ifndef BQ_INTERNAL_H
+#define BQ_INTERNAL_H
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bq.h"
+
+#define QK 32
+
+/* Block layouts as ggml lays them out (ggml-common.h); half values are raw IEEE binary16 bits. */
+typedef struct { uint16_t d; uint8_t qs[QK / 2]; } block_q4_0;
+typedef struct { uint16_t d, m; uint8_t qs[QK / 2]; } block_q4_1;
+typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_0;
+typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_1;
+typedef struct { uint16_t d; int8_t qs[QK]; } block_q8_0;
+typedef struct { uint16_t d, s; int8_t qs[QK]; } block_q8_1;
+
+static_assert(sizeof(block_q4_0) == 18, "q4_0 block");
+static_assert(sizeof(block_q4_1) == 20, "q4_1 block");
+static_assert(sizeof(block_q5_0) == 22, "q5_0 block");
+static_assert(sizeof(block_q5_1) == 24, "q5_1 block");
+static_assert(sizeof(block_q8_0) == 34, "q8_0 block");
+static_assert(sizeof(block_q8_1) == 36, "q8_1 block");
+
+static inline uint32_t bq_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+static inline float bq_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Blocks arrive at any byte address (a Q4_0 block is 18 bytes), so multi-byte fields are read and
+ * written through memcpy, which compiles to one unaligned load or store. */
+static inline uint16_t bq_rd16(const void *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+
+static inline uint32_t bq_rd32(const void *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static inline void bq_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+
+static inline float bq_h2f(uint16_t h) { return bq_fp16_to_fp32(h); }
+
+/* ggml converts with a C cast, (int8_t)(float) or (uint8_t)(float). C leaves NaN and out-of-range
+ * values undefined; on x86-64, where ggml's reference vectors are made, the cast is cvttss2si into a
+ * 32-bit register (NaN and |x| >= 2^31 give INT32_MIN) and the low byte is kept. We pin exactly that,
+ * so the reference is defined on every compiler and matches ggml for NaN and Inf inputs. */
+static inline uint8_t bq_cvt_u8(float x) {
+  if (!(x >= -2147483648.0f && x < 2147483648.0f)) return 0; /* low byte of INT32_MIN */
+  return (uint8_t)(uint32_t)(int32_t)x;
+}
+
+static inline int bq_cvt_i8(float x) { return (int8_t)bq_cvt_u8(x); }
+
+#endif

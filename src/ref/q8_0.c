@@ -1,0 +1,60 @@
+/* Q8_0 reference: quantize_row_q8_0_ref, dequantize_row_q8_0, ggml_vec_dot_q8_0_q8_0_generic. */
+#include "../internal.h"
+
+/* One Q8_0 block. Exposed to the SIMD kernels, which hand it blocks with NaN or Inf inputs, where
+ * ggml's sequential max scan and cast rules are easiest to follow exactly in scalar code. */
+void bq_q8_0_quantize_block__ref(const float *x, void *out) {
+  float amax = 0.0f;
+  for (int j = 0; j < QK; j++) {
+    const float a = fabsf(x[j]);
+    amax = amax > a ? amax : a; /* ggml's MAX(): a NaN is kept only until the next element */
+  }
+  const float d = amax / 127;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  block_q8_0 b;
+  b.d = bq_fp32_to_fp16(d);
+  for (int j = 0; j < QK; j++) b.qs[j] = (int8_t)bq_cvt_u8(roundf(x[j] * id));
+  memcpy(out, &b, sizeof b);
+}
+
+BQ_QUANTIZE_PROTO(q8_0, __ref) {
+  if (n % QK) return BQ_EINVAL;
+  for (size_t i = 0; i < n / QK; i++) bq_q8_0_quantize_block__ref(x + i * QK, (uint8_t *)y + i * 34);
+  return BQ_OK;
+}
+
+BQ_DEQUANTIZE_PROTO(q8_0, __ref) {
+  if (n % QK) return BQ_EINVAL;
+  const uint8_t *p = x;
+  for (size_t i = 0; i < n / QK; i++, p += 34, y += QK) {
+    const float d = bq_h2f(bq_rd16(p));
+    for (int j = 0; j < QK; j++) y[j] = (float)(int8_t)p[2 + j] * d;
+  }
+  return BQ_OK;
+}
+
+BQ_DOT_PROTO(q8_0, q8_0, __ref) {
+  if (n % QK) return BQ_EINVAL;
+  const uint8_t *a = x, *b = y;
+  float sumf = acc[0];
+  for (size_t i = 0; i < n / QK; i++, a += 34, b += 34) {
+    int sumi = 0;
+    for (int j = 0; j < QK; j++) sumi += (int8_t)a[2 + j] * (int8_t)b[2 + j];
+    sumf += (float)sumi * (bq_h2f(bq_rd16(a)) * bq_h2f(bq_rd16(b)));
+  }
+  acc[0] = sumf;
+  return BQ_OK;
+}
+
+BQ_DOT_PROTO(q8_0, f32, __ref) {
+  if (n % QK) return BQ_EINVAL;
+  const uint8_t *a = x;
+  const float *v = y;
+  float sumf = acc[0];
+  for (size_t i = 0; i < n / QK; i++, a += 34, v += QK) {
+    const float d = bq_h2f(bq_rd16(a));
+    for (int j = 0; j < QK; j++) sumf += ((float)(int8_t)a[2 + j] * d) * v[j];
+  }
+  acc[0] = sumf;
+  return BQ_OK;
+}

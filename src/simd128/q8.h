@@ -1,0 +1,71 @@
+/* The Q8_0/Q8_1 activation quantizer and decoder shared by simd128/q8_0.c and q8_1.c. */
+#ifndef BQ_SIMD_Q8_H
+#define BQ_SIMD_Q8_H
+
+#include "simd.h"
+
+void bq_q8_0_quantize_block__ref(const float *x, void *out);
+void bq_q8_1_quantize_block__ref(const float *x, void *out);
+
+/* Per-lane partial maxima of |x| over one block; a NaN or Inf anywhere shows up in a lane. */
+static inline v128_t bq_q8_amax(const float *x) {
+  v128_t m = wasm_f32x4_abs(wasm_v128_load(x));
+  for (int j = 1; j < 8; j++) m = wasm_f32x4_max(m, wasm_f32x4_abs(wasm_v128_load(x + 4 * j)));
+  return m;
+}
+
+/* The 32 codes roundf(x * id) of one block, stored at q; returns their per-lane sums. */
+static inline v128_t bq_q8_codes(const float *x, v128_t id, uint8_t *q) {
+  v128_t c[8];
+  for (int j = 0; j < 8; j++) c[j] = bq_roundf_i32(wasm_f32x4_mul(wasm_v128_load(x + 4 * j), id));
+  const v128_t a = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[0], c[1]),
+                                           wasm_i16x8_narrow_i32x4(c[2], c[3]));
+  const v128_t b = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[4], c[5]),
+                                           wasm_i16x8_narrow_i32x4(c[6], c[7]));
+  wasm_v128_store(q, a);
+  wasm_v128_store(q + 16, b);
+  return wasm_i32x4_add(wasm_i32x4_add(wasm_i32x4_add(c[0], c[1]), wasm_i32x4_add(c[2], c[3])),
+                        wasm_i32x4_add(wasm_i32x4_add(c[4], c[5]), wasm_i32x4_add(c[6], c[7])));
+}
+
+/* Four blocks of Q8 activations (stride bs bytes, codes at offset qs_off); returns d of each block
+ * and leaves the code sums in *sums. A group with a NaN or Inf goes to the reference, whose
+ * sequential max scan treats NaN the way ggml's does; returns 0 then. */
+static inline int bq_q8_quant4(const float *x, uint8_t *o, size_t bs, size_t qs_off, v128_t *d_out,
+                         v128_t *sums) {
+  const v128_t a0 = bq_q8_amax(x), a1 = bq_q8_amax(x + 32), a2 = bq_q8_amax(x + 64),
+               a3 = bq_q8_amax(x + 96);
+  const v128_t inf = wasm_f32x4_splat(INFINITY);
+  const v128_t finite = wasm_v128_and(wasm_v128_and(wasm_f32x4_lt(a0, inf), wasm_f32x4_lt(a1, inf)),
+                                      wasm_v128_and(wasm_f32x4_lt(a2, inf), wasm_f32x4_lt(a3, inf)));
+  if (!wasm_i32x4_all_true(finite)) return 0;
+  const v128_t amax = bq_hmax4_f32(a0, a1, a2, a3);
+  const v128_t d = wasm_f32x4_div(amax, wasm_f32x4_splat(127.0f));
+  const v128_t zero = wasm_f32x4_splat(0.0f);
+  const v128_t id = wasm_v128_andnot(wasm_f32x4_div(wasm_f32x4_splat(1.0f), d), wasm_f32x4_eq(d, zero));
+  const v128_t h = bq_f2h_x4(d);
+  wasm_v128_store16_lane(o, h, 0);
+  wasm_v128_store16_lane(o + bs, h, 2);
+  wasm_v128_store16_lane(o + 2 * bs, h, 4);
+  wasm_v128_store16_lane(o + 3 * bs, h, 6);
+  const v128_t s0 = bq_q8_codes(x, BQ_LANE(id, 0), o + qs_off);
+  const v128_t s1 = bq_q8_codes(x + 32, BQ_LANE(id, 1), o + bs + qs_off);
+  const v128_t s2 = bq_q8_codes(x + 64, BQ_LANE(id, 2), o + 2 * bs + qs_off);
+  const v128_t s3 = bq_q8_codes(x + 96, BQ_LANE(id, 3), o + 3 * bs + qs_off);
+  *sums = bq_hsum4_i32(s0, s1, s2, s3);
+  *d_out = d;
+  return 1;
+}
+
+/* Q8_0 and Q8_1 blocks decode alike, with codes at offset `off`. */
+static inline v128_t bq_q8_block_f32(const uint8_t *a, const float *v, int off) {
+  const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a)));
+  const v128_t flip = wasm_i8x16_splat((int8_t)0x80);
+  v128_t w[8];
+  bq_expand16(w, wasm_v128_xor(wasm_v128_load(a + off), flip), 128.0f, d);
+  bq_expand16(w + 4, wasm_v128_xor(wasm_v128_load(a + off + 16), flip), 128.0f, d);
+  for (int k = 0; k < 8; k++) w[k] = wasm_f32x4_mul(w[k], wasm_v128_load(v + 4 * k));
+  return bq_sum8(w);
+}
+
+#endif

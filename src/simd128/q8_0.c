@@ -1,0 +1,56 @@
+/* Q8_0 SIMD128 kernels; same results as ref/q8_0.c (dot: same per-block terms, 4-lane sum). */
+#include "q8.h"
+
+BQ_QUANTIZE_PROTO(q8_0, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  uint8_t *o = y;
+  const size_t nb = n / QK;
+  size_t i = 0;
+  for (; i + 4 <= nb; i += 4, x += 4 * QK, o += 4 * 34) {
+    v128_t d, sums;
+    if (!bq_q8_quant4(x, o, 34, 2, &d, &sums))
+      for (int k = 0; k < 4; k++) bq_q8_0_quantize_block__ref(x + k * QK, o + k * 34);
+  }
+  for (; i < nb; i++, x += QK, o += 34) bq_q8_0_quantize_block__ref(x, o);
+  return BQ_OK;
+}
+
+BQ_DEQUANTIZE_PROTO(q8_0, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  const uint8_t *p = x;
+  const v128_t flip = wasm_i8x16_splat((int8_t)0x80); /* int8 q -> q + 128 in 0..255 */
+  for (size_t i = 0; i < n / QK; i++, p += 34, y += QK) {
+    const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
+    bq_store16_scaled(y, wasm_v128_xor(wasm_v128_load(p + 2), flip), 128.0f, d);
+    bq_store16_scaled(y + 16, wasm_v128_xor(wasm_v128_load(p + 18), flip), 128.0f, d);
+  }
+  return BQ_OK;
+}
+
+static inline v128_t isum(const uint8_t *a, const uint8_t *b) {
+  return bq_dot_i8x32(wasm_v128_load(a + 2), wasm_v128_load(a + 18), wasm_v128_load(b + 2),
+                      wasm_v128_load(b + 18));
+}
+
+/* Terms sumi * (dx * dy) of four blocks. */
+static inline v128_t step4(const uint8_t *a, const uint8_t *b) {
+  const v128_t si = bq_hsum4_i32(isum(a, b), isum(a + 34, b + 34), isum(a + 68, b + 68),
+                                 isum(a + 102, b + 102));
+  const v128_t dx = bq_h2f_x4(bq_load_u16x4(a, 34)), dy = bq_h2f_x4(bq_load_u16x4(b, 34));
+  return wasm_f32x4_mul(wasm_f32x4_convert_i32x4(si), wasm_f32x4_mul(dx, dy));
+}
+
+BQ_DOT_PROTO(q8_0, q8_0, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  bq_dot4(x, y, n / QK, 34, 34, acc, step4);
+  return BQ_OK;
+}
+
+static inline v128_t block_f32_q8_0(const uint8_t *a, const float *v) { return bq_q8_block_f32(a, v, 2); }
+
+BQ_DOT_PROTO(q8_0, f32, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  bq_dot_f32_blocks(x, y, n / QK, 34, acc, block_f32_q8_0);
+  return BQ_OK;
+}
+
