@@ -85,8 +85,13 @@ fmt: ## Format the C sources with clang-format
 demo: all ## Terminal demo: quantize a bundled synthetic tensor to each format
 	$(NODE) demo/cli.js
 
-bench: all ## Benchmark: writes bench/out/latest.json and prints ratios
+bench: all bench/out/ceiling.wasm ## Benchmark: writes bench/out/latest.json and prints ratios
 	$(NODE) bench/bench.js
+
+bench/out/ceiling.wasm: bench/ceiling.c | deps
+	@mkdir -p bench/out
+	$(EMCC) -O3 -msimd128 -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
+	  -sTOTAL_STACK=64KB -sMAXIMUM_MEMORY=4GB -sEXPORTED_FUNCTIONS=_ceiling_base,_ceiling_store,_ceiling_load $< -o $@
 
 disasm: $(WASM_SIMD) ## Disassemble the SIMD128 build into build/simd128.dis
 	@mkdir -p build

@@ -38,4 +38,7 @@ BQ_DEQUANTIZE_PROTO(bf16, __simd128) {
 
 #define LOAD_BF16(p) wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16)
 
-BQ_DOT_PROTO(bf16, f32, __simd128) { BQ_DOT_FLOAT(2, LOAD_BF16) }
+BQ_DOT_PROTO(bf16, f32, __simd128) {
+  BQ_DOT_FLOAT(2, LOAD_BF16)
+  (void)k;
+}

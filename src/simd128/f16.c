@@ -13,17 +13,18 @@ BQ_QUANTIZE_PROTO(f16, __simd128) {
 }
 
 BQ_DEQUANTIZE_PROTO(f16, __simd128) {
+  const bq_k k = bq_consts();
   const uint8_t *p = x;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const v128_t h = wasm_v128_load(p + 2 * i);
-    wasm_v128_store(y + i, bq_h2f_x4(wasm_u32x4_extend_low_u16x8(h)));
-    wasm_v128_store(y + i + 4, bq_h2f_x4(wasm_u32x4_extend_high_u16x8(h)));
+    wasm_v128_store(y + i, bq_h2f_x4(&k, wasm_u32x4_extend_low_u16x8(h)));
+    wasm_v128_store(y + i + 4, bq_h2f_x4(&k, wasm_u32x4_extend_high_u16x8(h)));
   }
   for (; i < n; i++) y[i] = bq_fp16_to_fp32(bq_rd16(p + 2 * i));
   return BQ_OK;
 }
 
-#define LOAD_F16(p) bq_h2f_x4(wasm_u32x4_load16x4(p))
+#define LOAD_F16(p) bq_h2f_x4(&k, wasm_u32x4_load16x4(p))
 
 BQ_DOT_PROTO(f16, f32, __simd128) { BQ_DOT_FLOAT(2, LOAD_F16) }

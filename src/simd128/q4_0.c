@@ -1,31 +1,42 @@
 /* Q4_0 SIMD128 kernels; same results as ref/q4_0.c (dot: same per-block terms, 4-lane sum). */
 #include "simd.h"
 
+/* The 32 weights (q - 8) * d of the block at p, as 8 vectors: the 16 code bytes are widened to
+ * u32 lanes once, then each lane yields its low nibble (elements 0..15) and high (16..31). */
+static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t w[8]) {
+  v128_t c[4];
+  bq_widen_u8(wasm_v128_load(p + 2), c);
+  for (int j = 0; j < 4; j++) {
+    w[j] = wasm_f32x4_mul(bq_u32_to_f32(k, wasm_v128_and(c[j], k->m15), k->off8), d);
+    w[j + 4] = wasm_f32x4_mul(bq_u32_to_f32(k, wasm_u32x4_shr(c[j], 4), k->off8), d);
+  }
+}
+
+static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
+  (void)m;
+  v128_t w[8];
+  weights(k, p, d, w);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
 BQ_DEQUANTIZE_PROTO(q4_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  const uint8_t *p = x;
-  const v128_t m4 = wasm_i8x16_splat(0x0F);
-  for (size_t i = 0; i < n / QK; i++, p += 18, y += QK) {
-    const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
-    const v128_t q = wasm_v128_load(p + 2);
-    bq_store16_scaled(y, wasm_v128_and(q, m4), 8.0f, d);
-    bq_store16_scaled(y + 16, wasm_u8x16_shr(q, 4), 8.0f, d);
-  }
+  bq_dequantize_blocks(x, y, n / QK, 18, 0, dq_block);
   return BQ_OK;
 }
 
-static inline v128_t isum(const uint8_t *a, const uint8_t *b) {
+static inline v128_t isum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
   const v128_t q = wasm_v128_load(a + 2);
-  const v128_t lo = wasm_i8x16_sub(wasm_v128_and(q, wasm_i8x16_splat(0x0F)), wasm_i8x16_splat(8));
-  const v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(q, 4), wasm_i8x16_splat(8));
+  const v128_t lo = wasm_i8x16_sub(wasm_v128_and(q, k->nib), k->b8);
+  const v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(q, 4), k->b8);
   return bq_dot_i8x32(lo, hi, wasm_v128_load(b + 2), wasm_v128_load(b + 18));
 }
 
 /* Terms ((float)sumi * dx) * dy of four blocks. */
-static inline v128_t step4(const uint8_t *a, const uint8_t *b) {
-  const v128_t si = bq_hsum4_i32(isum(a, b), isum(a + 18, b + 34), isum(a + 36, b + 68),
-                                 isum(a + 54, b + 102));
-  const v128_t dx = bq_h2f_x4(bq_load_u16x4(a, 18)), dy = bq_h2f_x4(bq_load_u16x4(b, 34));
+static inline v128_t step4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
+  const v128_t si = bq_hsum4_i32(isum(k, a, b), isum(k, a + 18, b + 34), isum(k, a + 36, b + 68),
+                                 isum(k, a + 54, b + 102));
+  const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 18)), dy = bq_h2f_x4(k, bq_load_u16x4(b, 34));
   return wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(si), dx), dy);
 }
 
@@ -35,13 +46,10 @@ BQ_DOT_PROTO(q4_0, q8_0, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const uint8_t *a, const float *v) {
-  const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a)));
-  const v128_t q = wasm_v128_load(a + 2);
+static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
   v128_t w[8];
-  bq_expand16(w, wasm_v128_and(q, wasm_i8x16_splat(0x0F)), 8.0f, d);
-  bq_expand16(w + 4, wasm_u8x16_shr(q, 4), 8.0f, d);
-  for (int k = 0; k < 8; k++) w[k] = wasm_f32x4_mul(w[k], wasm_v128_load(v + 4 * k));
+  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), w);
+  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
   return bq_sum8(w);
 }
 

@@ -1,34 +1,41 @@
 /* Q4_1 SIMD128 kernels; same results as ref/q4_1.c (dot: same per-block terms, 4-lane sum). */
 #include "simd.h"
 
+/* The 32 weights q * d + m of the block at p, as 8 vectors (see q4_0.c). */
+static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
+  v128_t c[4];
+  bq_widen_u8(wasm_v128_load(p + 4), c);
+  for (int j = 0; j < 4; j++) {
+    w[j] = wasm_f32x4_add(wasm_f32x4_mul(bq_u32_to_f32(k, wasm_v128_and(c[j], k->m15), k->magic), d), m);
+    w[j + 4] = wasm_f32x4_add(wasm_f32x4_mul(bq_u32_to_f32(k, wasm_u32x4_shr(c[j], 4), k->magic), d), m);
+  }
+}
+
+static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
+  v128_t w[8];
+  weights(k, p, d, m, w);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
 BQ_DEQUANTIZE_PROTO(q4_1, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  const uint8_t *p = x;
-  const v128_t m4 = wasm_i8x16_splat(0x0F);
-  for (size_t i = 0; i < n / QK; i++, p += 20, y += QK) {
-    const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
-    const v128_t m = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2)));
-    const v128_t q = wasm_v128_load(p + 4);
-    bq_store16_affine(y, wasm_v128_and(q, m4), d, m);
-    bq_store16_affine(y + 16, wasm_u8x16_shr(q, 4), d, m);
-  }
+  bq_dequantize_blocks(x, y, n / QK, 20, 1, dq_block);
   return BQ_OK;
 }
 
-static inline v128_t isum(const uint8_t *a, const uint8_t *b) {
+static inline v128_t isum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
   const v128_t q = wasm_v128_load(a + 4);
-  const v128_t lo = wasm_v128_and(q, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(q, 4);
+  const v128_t lo = wasm_v128_and(q, k->nib), hi = wasm_u8x16_shr(q, 4);
   return bq_dot_i8x32(lo, hi, wasm_v128_load(b + 4), wasm_v128_load(b + 20));
 }
 
 /* Terms (dx * dy) * sumi + mx * sy of four blocks. */
-static inline v128_t step4(const uint8_t *a, const uint8_t *b) {
-  const v128_t si = bq_hsum4_i32(isum(a, b), isum(a + 20, b + 36), isum(a + 40, b + 72),
-                                 isum(a + 60, b + 108));
+static inline v128_t step4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
+  const v128_t si = bq_hsum4_i32(isum(k, a, b), isum(k, a + 20, b + 36), isum(k, a + 40, b + 72),
+                                 isum(k, a + 60, b + 108));
   const v128_t xa = bq_load_u32x4(a, 20), yb = bq_load_u32x4(b, 36);
-  const v128_t lo16 = wasm_i32x4_splat(0xFFFF);
-  const v128_t dx = bq_h2f_x4(wasm_v128_and(xa, lo16)), mx = bq_h2f_x4(wasm_u32x4_shr(xa, 16));
-  const v128_t dy = bq_h2f_x4(wasm_v128_and(yb, lo16)), sy = bq_h2f_x4(wasm_u32x4_shr(yb, 16));
+  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)), mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
+  const v128_t dy = bq_h2f_x4(k, wasm_v128_and(yb, k->lo16)), sy = bq_h2f_x4(k, wasm_u32x4_shr(yb, 16));
   return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si)),
                         wasm_f32x4_mul(mx, sy));
 }
@@ -39,15 +46,10 @@ BQ_DOT_PROTO(q4_1, q8_1, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const uint8_t *a, const float *v) {
-  const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a)));
-  const v128_t m = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2)));
-  const v128_t q = wasm_v128_load(a + 4);
+static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
   v128_t w[8];
-  bq_expand16(w, wasm_v128_and(q, wasm_i8x16_splat(0x0F)), 0.0f, d);
-  bq_expand16(w + 4, wasm_u8x16_shr(q, 4), 0.0f, d);
-  for (int k = 0; k < 8; k++)
-    w[k] = wasm_f32x4_mul(wasm_f32x4_add(w[k], m), wasm_v128_load(v + 4 * k));
+  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2))), w);
+  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
   return bq_sum8(w);
 }
 

@@ -57,14 +57,20 @@ static inline int bq_q8_quant4(const float *x, uint8_t *o, size_t bs, size_t qs_
   return 1;
 }
 
-/* Q8_0 and Q8_1 blocks decode alike, with codes at offset `off`. */
-static inline v128_t bq_q8_block_f32(const uint8_t *a, const float *v, int off) {
-  const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a)));
-  const v128_t flip = wasm_i8x16_splat((int8_t)0x80);
+/* The 32 weights q * d of a Q8_0/Q8_1 block at p whose codes start at offset off: the int8 codes,
+ * flipped to q + 128 in 0..255, widened to u32 lanes. */
+static inline void bq_q8_weights(const bq_k *k, const uint8_t *p, int off, v128_t d, v128_t w[8]) {
+  v128_t c[4];
+  for (int h = 0; h < 2; h++) {
+    bq_widen_u8(wasm_v128_xor(wasm_v128_load(p + off + 16 * h), k->flip), c);
+    for (int j = 0; j < 4; j++) w[4 * h + j] = wasm_f32x4_mul(bq_u32_to_f32(k, c[j], k->off128), d);
+  }
+}
+
+static inline v128_t bq_q8_block_f32(const bq_k *k, const uint8_t *a, const float *v, int off) {
   v128_t w[8];
-  bq_expand16(w, wasm_v128_xor(wasm_v128_load(a + off), flip), 128.0f, d);
-  bq_expand16(w + 4, wasm_v128_xor(wasm_v128_load(a + off + 16), flip), 128.0f, d);
-  for (int k = 0; k < 8; k++) w[k] = wasm_f32x4_mul(w[k], wasm_v128_load(v + 4 * k));
+  bq_q8_weights(k, a, off, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), w);
+  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
   return bq_sum8(w);
 }
 

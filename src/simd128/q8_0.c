@@ -15,28 +15,30 @@ BQ_QUANTIZE_PROTO(q8_0, __simd128) {
   return BQ_OK;
 }
 
+static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
+  (void)m;
+  v128_t w[8];
+  bq_q8_weights(k, p, 2, d, w);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
 BQ_DEQUANTIZE_PROTO(q8_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  const uint8_t *p = x;
-  const v128_t flip = wasm_i8x16_splat((int8_t)0x80); /* int8 q -> q + 128 in 0..255 */
-  for (size_t i = 0; i < n / QK; i++, p += 34, y += QK) {
-    const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
-    bq_store16_scaled(y, wasm_v128_xor(wasm_v128_load(p + 2), flip), 128.0f, d);
-    bq_store16_scaled(y + 16, wasm_v128_xor(wasm_v128_load(p + 18), flip), 128.0f, d);
-  }
+  bq_dequantize_blocks(x, y, n / QK, 34, 0, dq_block);
   return BQ_OK;
 }
 
-static inline v128_t isum(const uint8_t *a, const uint8_t *b) {
+static inline v128_t isum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
+  (void)k;
   return bq_dot_i8x32(wasm_v128_load(a + 2), wasm_v128_load(a + 18), wasm_v128_load(b + 2),
                       wasm_v128_load(b + 18));
 }
 
 /* Terms sumi * (dx * dy) of four blocks. */
-static inline v128_t step4(const uint8_t *a, const uint8_t *b) {
-  const v128_t si = bq_hsum4_i32(isum(a, b), isum(a + 34, b + 34), isum(a + 68, b + 68),
-                                 isum(a + 102, b + 102));
-  const v128_t dx = bq_h2f_x4(bq_load_u16x4(a, 34)), dy = bq_h2f_x4(bq_load_u16x4(b, 34));
+static inline v128_t step4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
+  const v128_t si = bq_hsum4_i32(isum(k, a, b), isum(k, a + 34, b + 34), isum(k, a + 68, b + 68),
+                                 isum(k, a + 102, b + 102));
+  const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 34)), dy = bq_h2f_x4(k, bq_load_u16x4(b, 34));
   return wasm_f32x4_mul(wasm_f32x4_convert_i32x4(si), wasm_f32x4_mul(dx, dy));
 }
 
@@ -46,11 +48,13 @@ BQ_DOT_PROTO(q8_0, q8_0, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32_q8_0(const uint8_t *a, const float *v) { return bq_q8_block_f32(a, v, 2); }
+static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
+  return bq_q8_block_f32(k, a, v, 2);
+}
 
 BQ_DOT_PROTO(q8_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 34, acc, block_f32_q8_0);
+  bq_dot_f32_blocks(x, y, n / QK, 34, acc, block_f32);
   return BQ_OK;
 }
 

@@ -22,7 +22,9 @@ BQ_QUANTIZE_PROTO(q8_1, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const uint8_t *a, const float *v) { return bq_q8_block_f32(a, v, 4); }
+static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
+  return bq_q8_block_f32(k, a, v, 4);
+}
 
 BQ_DOT_PROTO(q8_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
@@ -30,14 +32,15 @@ BQ_DOT_PROTO(q8_1, f32, __simd128) {
   return BQ_OK;
 }
 
+static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
+  (void)m;
+  v128_t w[8];
+  bq_q8_weights(k, p, 4, d, w);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
 BQ_DEQUANTIZE_PROTO(q8_1, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  const uint8_t *p = x;
-  const v128_t flip = wasm_i8x16_splat((int8_t)0x80);
-  for (size_t i = 0; i < n / QK; i++, p += 36, y += QK) {
-    const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
-    bq_store16_scaled(y, wasm_v128_xor(wasm_v128_load(p + 4), flip), 128.0f, d);
-    bq_store16_scaled(y + 16, wasm_v128_xor(wasm_v128_load(p + 20), flip), 128.0f, d);
-  }
+  bq_dequantize_blocks(x, y, n / QK, 36, 0, dq_block);
   return BQ_OK;
 }

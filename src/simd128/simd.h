@@ -12,51 +12,58 @@
 
 #define BQ_MAGIC 8388608.0f /* 2^23 */
 
-/* Lanes 4k..4k+3 of the bytes of v, as floats 2^23 + byte. The shuffle takes byte 16 (0) and 17
- * (0x4B) from the constant to fill each i32 lane as [b, 0, 0, 0x4B]. */
-#define BQ_U8_MAGIC(v, k)                                                                  \
-  wasm_i8x16_shuffle((v), wasm_i8x16_const(0, 0x4B, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), \
-                     4 * (k), 16, 16, 17, 4 * (k) + 1, 16, 16, 17, 4 * (k) + 2, 16, 16, 17,    \
-                     4 * (k) + 3, 16, 16, 17)
+/* Lane k of v in every lane. */
+#define BQ_LANE(v, k) wasm_i32x4_shuffle((v), (v), (k), (k), (k), (k))
 
-/* Store the 16 bytes of v (codes 0..255) as 16 floats (code - off) * d [+ m]. */
-static inline void bq_store16_scaled(float *y, v128_t v, float off, v128_t d) {
-  const v128_t k = wasm_f32x4_splat(BQ_MAGIC + off);
-  wasm_v128_store(y + 0, wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 0), k), d));
-  wasm_v128_store(y + 4, wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 1), k), d));
-  wasm_v128_store(y + 8, wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 2), k), d));
-  wasm_v128_store(y + 12, wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 3), k), d));
+/* Vector constants (consts.c explains why they live in memory). */
+typedef struct {
+  uint32_t nib[4], b8[4], b16[4], b4[4], flip[4], bits[4], m15[4], magic[4], off8[4], off16[4],
+      off128[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4];
+} bq_const_table;
+extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
+
+/* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
+ * inline helpers, which the compiler then reads as locals. */
+typedef struct {
+  v128_t nib, b8, b16, b4, flip, bits, m15, magic, off8, off16, off128, lo16, em, sign16, x112, inf32,
+      e31, quiet;
+} bq_k;
+
+#define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
+static inline bq_k bq_consts(void) {
+  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),    BQ_LD(b16),    BQ_LD(b4),     BQ_LD(flip),
+                  BQ_LD(bits),   BQ_LD(m15),   BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
+                  BQ_LD(off128), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
+                  BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet)};
+  return k;
 }
 
-static inline void bq_store16_affine(float *y, v128_t v, v128_t d, v128_t m) {
-  const v128_t k = wasm_f32x4_splat(BQ_MAGIC);
-  wasm_v128_store(y + 0, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 0), k), d), m));
-  wasm_v128_store(y + 4, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 1), k), d), m));
-  wasm_v128_store(y + 8, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 2), k), d), m));
-  wasm_v128_store(y + 12, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 3), k), d), m));
+/* The 16 byte codes of v (0..255) zero-extended into four u32x4 (elements 0-3, 4-7, 8-11, 12-15). */
+static inline void bq_widen_u8(v128_t v, v128_t w[4]) {
+  const v128_t l = wasm_u16x8_extend_low_u8x16(v), h = wasm_u16x8_extend_high_u8x16(v);
+  w[0] = wasm_u32x4_extend_low_u16x8(l);
+  w[1] = wasm_u32x4_extend_high_u16x8(l);
+  w[2] = wasm_u32x4_extend_low_u16x8(h);
+  w[3] = wasm_u32x4_extend_high_u16x8(h);
 }
 
-/* The 16 floats (code - off) * d [+ m] of v, as 4 vectors, for the fused f32 dots. */
-static inline void bq_expand16(v128_t out[4], v128_t v, float off, v128_t d) {
-  const v128_t k = wasm_f32x4_splat(BQ_MAGIC + off);
-  out[0] = wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 0), k), d);
-  out[1] = wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 1), k), d);
-  out[2] = wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 2), k), d);
-  out[3] = wasm_f32x4_mul(wasm_f32x4_sub(BQ_U8_MAGIC(v, 3), k), d);
+/* u32 lanes c (0..255) -> floats c - off, exactly: the bits magic | c are the float 2^23 + c.
+ * (An integer convert would do, but clang 14 scalarises zero-extend + convert.) */
+static inline v128_t bq_u32_to_f32(const bq_k *k, v128_t c, v128_t magic_off) {
+  return wasm_f32x4_sub(wasm_v128_or(c, k->magic), magic_off);
 }
 
 /* binary16 bits in the low half of each u32 lane -> f32, exactly as bq_fp16_to_fp32. Placing the
  * 15 magnitude bits at bit 13 gives a float 2^-112 times the half (normal or subnormal), so one
  * exact multiply by 2^112 finishes it; exponent 31 (Inf, NaN) is rebuilt with bits instead. */
-static inline v128_t bq_h2f_x4(v128_t h) {
-  const v128_t em = wasm_v128_and(h, wasm_i32x4_splat(0x7FFF));
-  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16);
+static inline v128_t bq_h2f_x4(const bq_k *k, v128_t h) {
+  const v128_t em = wasm_v128_and(h, k->em);
+  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, k->sign16), 16);
   const v128_t sh = wasm_i32x4_shl(em, 13);
-  const v128_t f = wasm_f32x4_mul(sh, wasm_f32x4_splat(0x1p112f));
-  const v128_t special = wasm_v128_or(
-      wasm_v128_or(sh, wasm_i32x4_splat(0x7F800000)),
-      wasm_v128_and(wasm_i32x4_gt(em, wasm_i32x4_splat(0x7C00)), wasm_i32x4_splat(0x400000)));
-  const v128_t r = wasm_v128_bitselect(special, f, wasm_i32x4_ge(em, wasm_i32x4_splat(0x7C00)));
+  const v128_t f = wasm_f32x4_mul(sh, k->x112);
+  const v128_t special = wasm_v128_or(wasm_v128_or(sh, k->inf32),
+                                      wasm_v128_and(wasm_i32x4_gt(em, k->e31), k->quiet));
+  const v128_t r = wasm_v128_bitselect(special, f, wasm_i32x4_ge(em, k->e31));
   return wasm_v128_or(r, sign);
 }
 
@@ -70,7 +77,7 @@ static inline float bq_h2f_fast(uint16_t h) {
 
 /* f32 -> binary16 bits in the low half of each u32 lane, exactly as bq_fp32_to_fp16: integer
  * rounding for normal halves, and for subnormal ones |f| * 2^24 (exact) rounded to nearest even
- * by f32x4.nearest. */
+ * by f32x4.nearest. Used once per 4 blocks or per 8 values, so its constants stay literals. */
 static inline v128_t bq_f2h_x4(v128_t f) {
   const v128_t ax = wasm_v128_and(f, wasm_i32x4_splat(0x7FFFFFFF));
   const v128_t sign = wasm_u32x4_shr(wasm_v128_and(f, wasm_i32x4_splat((int32_t)0x80000000)), 16);
@@ -129,22 +136,21 @@ static inline v128_t bq_dot_i8x32(v128_t a0, v128_t a1, v128_t b0, v128_t b1) {
 }
 
 /* Masks (0xFF / 0x00) of the 5th bits of elements 0..15 and 16..31, from the 32-bit qh at p. */
-static inline void bq_qh_masks(const uint8_t *p, v128_t *lo, v128_t *hi) {
+static inline void bq_qh_masks(const bq_k *k, const uint8_t *p, v128_t *lo, v128_t *hi) {
   const v128_t v = wasm_v128_load32_zero(p);
-  const v128_t bit = wasm_u8x16_const(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
   const v128_t l = wasm_i8x16_shuffle(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
   const v128_t h = wasm_i8x16_shuffle(v, v, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-  *lo = wasm_i8x16_eq(wasm_v128_and(l, bit), bit);
-  *hi = wasm_i8x16_eq(wasm_v128_and(h, bit), bit);
+  *lo = wasm_i8x16_eq(wasm_v128_and(l, k->bits), k->bits);
+  *hi = wasm_i8x16_eq(wasm_v128_and(h, k->bits), k->bits);
 }
 
 /* Codes 0..31 of elements 0..15 (lo) and 16..31 (hi) of the Q5 block whose qh is at h, qs at s. */
-static inline void bq_codes5(const uint8_t *h, const uint8_t *s, v128_t *lo, v128_t *hi) {
+static inline void bq_codes5(const bq_k *k, const uint8_t *h, const uint8_t *s, v128_t *lo, v128_t *hi) {
   v128_t ml, mh;
-  bq_qh_masks(h, &ml, &mh);
-  const v128_t q = wasm_v128_load(s), b4 = wasm_i8x16_splat(0x10);
-  *lo = wasm_v128_or(wasm_v128_and(q, wasm_i8x16_splat(0x0F)), wasm_v128_and(ml, b4));
-  *hi = wasm_v128_or(wasm_u8x16_shr(q, 4), wasm_v128_and(mh, b4));
+  bq_qh_masks(k, h, &ml, &mh);
+  const v128_t q = wasm_v128_load(s);
+  *lo = wasm_v128_or(wasm_v128_and(q, k->nib), wasm_v128_and(ml, k->b4));
+  *hi = wasm_v128_or(wasm_u8x16_shr(q, 4), wasm_v128_and(mh, k->b4));
 }
 
 /* Sum of a tree of 8 product vectors, in a fixed order. */
@@ -155,32 +161,63 @@ static inline v128_t bq_sum8(const v128_t p[8]) {
 
 /* acc += step(a, b) over groups of 4 blocks of sizes xs and ys; a last partial group runs on
  * zero-padded copies (zero blocks add zero terms), so every group takes the same path. */
-typedef v128_t (*bq_step4_fn)(const uint8_t *a, const uint8_t *b);
+typedef v128_t (*bq_step4_fn)(const bq_k *k, const uint8_t *a, const uint8_t *b);
 
 static inline void bq_dot4(const uint8_t *a, const uint8_t *b, size_t nb, size_t xs, size_t ys,
                            float *acc, bq_step4_fn step) {
+  const bq_k k = bq_consts();
   v128_t sum = wasm_v128_load(acc);
   size_t i = 0;
-  for (; i + 4 <= nb; i += 4, a += 4 * xs, b += 4 * ys) sum = wasm_f32x4_add(sum, step(a, b));
+  for (; i + 4 <= nb; i += 4, a += 4 * xs, b += 4 * ys) sum = wasm_f32x4_add(sum, step(&k, a, b));
   if (i < nb) {
     uint8_t ta[4 * 36], tb[4 * 36];
     memset(ta, 0, sizeof ta);
     memset(tb, 0, sizeof tb);
     memcpy(ta, a, (nb - i) * xs);
     memcpy(tb, b, (nb - i) * ys);
-    sum = wasm_f32x4_add(sum, step(ta, tb));
+    sum = wasm_f32x4_add(sum, step(&k, ta, tb));
   }
   wasm_v128_store(acc, sum);
 }
 
 /* acc += block(a, v) (a vector of partial sums of one block's 32 products) over every block. */
-typedef v128_t (*bq_block_f32_fn)(const uint8_t *a, const float *v);
+typedef v128_t (*bq_block_f32_fn)(const bq_k *k, const uint8_t *a, const float *v);
 
 static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb, size_t xs,
                                      float *acc, bq_block_f32_fn block) {
+  const bq_k k = bq_consts();
   v128_t sum = wasm_v128_load(acc);
-  for (size_t i = 0; i < nb; i++, a += xs, v += QK) sum = wasm_f32x4_add(sum, block(a, v));
+  for (size_t i = 0; i < nb; i++, a += xs, v += QK) sum = wasm_f32x4_add(sum, block(&k, a, v));
   wasm_v128_store(acc, sum);
+}
+
+/* Dequantize loop: scales of 4 blocks at a time are decoded as one vector (d at offset 0 of each
+ * block; m at offset 2 when has_m), then block(k, p, y, d, m) writes 32 floats. */
+typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m);
+
+static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs, int has_m,
+                                        bq_dq_block_fn block) {
+  const bq_k k = bq_consts();
+  size_t i = 0;
+  for (; i + 4 <= nb; i += 4, p += 4 * bs, y += 4 * QK) {
+    v128_t d, m = wasm_i32x4_splat(0);
+    if (has_m) {
+      const v128_t dm = bq_load_u32x4(p, bs);
+      d = bq_h2f_x4(&k, wasm_v128_and(dm, k.lo16));
+      m = bq_h2f_x4(&k, wasm_u32x4_shr(dm, 16));
+    } else {
+      d = bq_h2f_x4(&k, bq_load_u16x4(p, bs));
+    }
+    block(&k, p, y, BQ_LANE(d, 0), BQ_LANE(m, 0));
+    block(&k, p + bs, y + QK, BQ_LANE(d, 1), BQ_LANE(m, 1));
+    block(&k, p + 2 * bs, y + 2 * QK, BQ_LANE(d, 2), BQ_LANE(m, 2));
+    block(&k, p + 3 * bs, y + 3 * QK, BQ_LANE(d, 3), BQ_LANE(m, 3));
+  }
+  for (; i < nb; i++, p += bs, y += QK) {
+    const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
+    const v128_t m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : wasm_i32x4_splat(0);
+    block(&k, p, y, d, m);
+  }
 }
 
 /* roundf(v) (half away from zero) converted the way bq_cvt_u8 does: NaN and |v| >= 2^31 give 0.
@@ -199,14 +236,15 @@ static inline v128_t bq_roundf_i32(v128_t v) {
  * the k-th group of 4 at element p) sum into one vector, as in the block kernels; a last partial
  * group runs on zero-padded copies.  */
 #define BQ_DOT_FLOAT(ESIZE, LOAD)                                                   \
+  const bq_k k = bq_consts();                                                      \
   const uint8_t *a = x;                                                            \
   const float *v = y;                                                              \
   v128_t sum = wasm_v128_load(acc);                                                \
   size_t i = 0;                                                                    \
   for (; i + QK <= n; i += QK) {                                                   \
     v128_t p[8];                                                                   \
-    for (int k = 0; k < 8; k++)                                                    \
-      p[k] = wasm_f32x4_mul(LOAD(a + (i + 4 * k) * ESIZE), wasm_v128_load(v + i + 4 * k)); \
+    for (int j = 0; j < 8; j++)                                                    \
+      p[j] = wasm_f32x4_mul(LOAD(a + (i + 4 * j) * ESIZE), wasm_v128_load(v + i + 4 * j)); \
     sum = wasm_f32x4_add(sum, bq_sum8(p));                                         \
   }                                                                                \
   if (i < n) {                                                                     \
@@ -217,14 +255,12 @@ static inline v128_t bq_roundf_i32(v128_t v) {
     memcpy(ta, a + i * ESIZE, (n - i) * ESIZE);                                    \
     memcpy(tv, v + i, (n - i) * 4);                                                \
     v128_t p[8];                                                                   \
-    for (int k = 0; k < 8; k++)                                                    \
-      p[k] = wasm_f32x4_mul(LOAD(ta + 4 * k * ESIZE), wasm_v128_load(tv + 4 * k)); \
+    for (int j = 0; j < 8; j++)                                                    \
+      p[j] = wasm_f32x4_mul(LOAD(ta + 4 * j * ESIZE), wasm_v128_load(tv + 4 * j)); \
     sum = wasm_f32x4_add(sum, bq_sum8(p));                                         \
   }                                                                                \
   wasm_v128_store(acc, sum);                                                       \
   return BQ_OK;
 
-/* Lane k of v in every lane. */
-#define BQ_LANE(v, k) wasm_i32x4_shuffle((v), (v), (k), (k), (k), (k))
 
 #endif

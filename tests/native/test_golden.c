@@ -141,8 +141,10 @@ static void edge_inputs(void) {
     CHECK(types[t].q(x, q, N) == BQ_OK, "edge quantize");
     CHECK(types[t].dq(q, dq, N) == BQ_OK, "edge dequantize");
   }
-  /* ggml's Q8_0: an all-NaN block has amax 0, d 0, every code roundf(NaN) -> 0 on x86. */
+  /* ggml's Q8_0: in an all-NaN block MAX() keeps NaN: d is NaN (0x7E00), every code roundf(NaN) -> 0
+   * on x86. */
   bq_q8_0_quantize__ref(x, q, N);
+  CHECK(q[3 * 34] == 0x00 && q[3 * 34 + 1] == 0x7E, "all-NaN q8_0 d");
   for (int j = 0; j < 32; j++) CHECK(q[3 * 34 + 2 + j] == 0, "all-NaN q8_0 code");
   /* A NaN is not carried by ggml's MAX(): block 0's scale comes from the other elements. */
   CHECK(q[0] != 0 || q[1] != 0, "q8_0 d of a block with one NaN is finite and non-zero");

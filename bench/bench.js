@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+// make bench: kernel throughput, measured side by side in one process, warm (past V8's baseline
+// tier). Prints a table of ratios and writes bench/out/latest.json:
+// [{ op, type, impl, n, weightsPerNs }], impl in simd128 | scalar | js | ceiling.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { init } from '../js/index.js';
+import { Raw } from '../tests/lib/raw.js';
+import { jsDequantize } from './js-dequant.js';
+import { syntheticWeights } from '../demo/sample.js';
+
+const SIZES = [65536, 16 * 1024 * 1024];
+const COLS = 4096;
+const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
+const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 60);
+const SAMPLES = 3;
+
+const simd = await init({ backend: 'simd128' });
+const scalar = await init({ backend: 'scalar' });
+const ceilingInst = await WebAssembly.instantiate(readFileSync(new URL('./out/ceiling.wasm', import.meta.url)));
+const ceil = /** @type {any} */ (ceilingInst.instance.exports);
+const raws = { simd128: new Raw(simd.exports), scalar: new Raw(scalar.exports) };
+
+const warmed = new Set();
+/** Best time per call (ns) of fn, after warming it up by time. */
+function measure(key, fn) {
+  if (!warmed.has(key)) {
+    const t0 = performance.now();
+    while (performance.now() - t0 < WARM_MS) fn();
+    warmed.add(key);
+  }
+  let best = Infinity;
+  for (let s = 0; s < SAMPLES; s++) {
+    let calls = 0;
+    const t0 = performance.now();
+    let t = t0;
+    do { fn(); calls++; t = performance.now(); } while (t - t0 < SAMPLE_MS);
+    best = Math.min(best, ((t - t0) * 1e6) / calls);
+  }
+  return best;
+}
+
+const results = [];
+function record(op, type, impl, n, ns) {
+  results.push({ op, type, impl, n, weightsPerNs: n / ns });
+}
+
+const SIZE = { f16: [1, 2], bf16: [1, 2], q4_0: [32, 18], q4_1: [32, 20], q5_0: [32, 22], q5_1: [32, 24], q8_0: [32, 34], q8_1: [32, 36] };
+const bytesOf = (t, n) => (n / SIZE[t][0]) * SIZE[t][1];
+
+function ceilingStore(n) {
+  const base = ceil.ceiling_base(), bytes = n * 4;
+  const mem = ceil.memory;
+  if (mem.buffer.byteLength < base + bytes) mem.grow(Math.ceil((base + bytes - mem.buffer.byteLength) / 65536));
+  return measure(`store${n}`, () => ceil.ceiling_store(base, bytes));
+}
+function ceilingLoad(bytes) {
+  const base = ceil.ceiling_base();
+  bytes = Math.ceil(bytes / 64) * 64;
+  const mem = ceil.memory;
+  if (mem.buffer.byteLength < base + bytes) mem.grow(Math.ceil((base + bytes - mem.buffer.byteLength) / 65536));
+  return measure(`load${bytes}`, () => ceil.ceiling_load(base, bytes));
+}
+
+const weights = syntheticWeights(256, COLS, 7); // 1M values, tiled to the sizes below
+function values(n) {
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i += weights.length) x.set(weights.subarray(0, Math.min(weights.length, n - i)), i);
+  return x;
+}
+
+for (const n of SIZES) {
+  const x = values(n);
+  // dequantize
+  for (const t of ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'f16', 'bf16']) {
+    const q = simd.quantize(t, x);
+    for (const impl of ['simd128', 'scalar']) {
+      const r = raws[impl];
+      r.reset();
+      const qp = r.put(q), yp = r.alloc(n * 4);
+      const f = r.x[`bq_${t}_dequantize`];
+      record('dequantize', t, impl, n, measure(`${impl}dq${t}`, () => f(qp, yp, n)));
+    }
+    const y = new Float32Array(n);
+    record('dequantize', t, 'js', n, measure(`jsdq${t}`, () => jsDequantize[t](q, y)));
+    record('dequantize', t, 'ceiling', n, ceilingStore(n));
+  }
+  // quantize
+  for (const t of ['q8_0', 'q8_1', 'q4_0', 'q5_1', 'f16']) {
+    for (const impl of ['simd128', 'scalar']) {
+      const r = raws[impl];
+      r.reset();
+      const xp = r.put(x), yp = r.alloc(bytesOf(t, n));
+      const f = r.x[`bq_${t}_quantize`];
+      record('quantize', t, impl, n, measure(`${impl}q${t}`, () => f(xp, yp, n)));
+    }
+  }
+  // dot (vec_dot pairs, and the fused f32 dots of two formats)
+  for (const [t, a] of [['q4_0', 'q8_0'], ['q4_1', 'q8_1'], ['q5_0', 'q8_0'], ['q5_1', 'q8_1'], ['q8_0', 'q8_0'], ['q4_0', 'f32'], ['q8_0', 'f32']]) {
+    const w = simd.quantize(t, x);
+    const v = a === 'f32' ? x : simd.quantize(a, x);
+    for (const impl of ['simd128', 'scalar']) {
+      const r = raws[impl];
+      r.reset();
+      const wp = r.put(w), vp = r.put(v), acc = r.zeroAcc();
+      const f = r.x[`bq_${t}_dot_${a}`];
+      record('dot', `${t}.${a}`, impl, n, measure(`${impl}dot${t}${a}`, () => f(wp, vp, n, acc)));
+    }
+    record('dot', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length + v.byteLength));
+  }
+  // matvec: rows of 4096 columns, activations quantized once (what llama.cpp does)
+  const rows = n / COLS;
+  const xv = x.subarray(0, COLS);
+  for (const [t, a] of [['q4_0', 'q8_0'], ['q4_1', 'q8_1'], ['q5_0', 'q8_0'], ['q5_1', 'q8_1'], ['q8_0', 'q8_0']]) {
+    const w = simd.quantize(t, x);
+    const v = simd.quantize(a, xv);
+    for (const impl of ['simd128', 'scalar']) {
+      const r = raws[impl];
+      r.reset();
+      const wp = r.put(w), vp = r.put(v), yp = r.alloc(rows * 4);
+      const f = r.x[`bq_${t}_matvec_${a}`];
+      record('matvec', `${t}.${a}`, impl, n, measure(`${impl}mv${t}${a}`, () => f(wp, rows, COLS, vp, yp)));
+    }
+    record('matvec', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length));
+  }
+}
+
+mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
+writeFileSync(new URL('./out/latest.json', import.meta.url), JSON.stringify(results, null, 1) + '\n');
+
+// The table: one line per op, type and size, throughput of each impl and the ratios that matter.
+const get = (op, type, impl, n) => results.find((r) => r.op === op && r.type === type && r.impl === impl && r.n === n)?.weightsPerNs;
+const lines = [];
+const fmt = (v) => (v === undefined ? '-' : v.toFixed(2));
+lines.push('op          type        n          simd128  scalar   js      ceiling  simd/scalar simd/js simd/ceiling  (weights/ns)');
+const keys = [...new Set(results.map((r) => `${r.op}|${r.type}|${r.n}`))];
+for (const k of keys) {
+  const [op, type, ns] = k.split('|');
+  const n = Number(ns);
+  const s = get(op, type, 'simd128', n), c = get(op, type, 'scalar', n), j = get(op, type, 'js', n), m = get(op, type, 'ceiling', n);
+  lines.push(`${op.padEnd(11)} ${type.padEnd(11)} ${String(n).padEnd(10)} ${fmt(s).padStart(7)}  ${fmt(c).padStart(7)}  ${fmt(j).padStart(6)}  ${fmt(m).padStart(7)}  ${(c ? (s / c).toFixed(2) + 'x' : '-').padStart(10)} ${(j ? (s / j).toFixed(2) + 'x' : '-').padStart(7)} ${(m ? (s / m).toFixed(2) + 'x' : '-').padStart(12)}`);
+}
+console.log(lines.join('\n'));
+
+// The issue's targets, as ratios from this run.
+const L2 = SIZES[0], BIG = SIZES[1];
+const checks = [];
+for (const [t, minCeil] of [['q4_0', 0.8], ['q8_0', 0.8], ['q4_1', 0.7], ['q5_0', 0.7], ['q5_1', 0.7]]) {
+  checks.push([`dequantize ${t} simd128 >= ${minCeil}x ceiling at ${BIG}`, get('dequantize', t, 'simd128', BIG) / get('dequantize', t, 'ceiling', BIG), minCeil]);
+  checks.push([`dequantize ${t} simd128 >= 5x scalar at ${L2}`, get('dequantize', t, 'simd128', L2) / get('dequantize', t, 'scalar', L2), 5]);
+  checks.push([`dequantize ${t} simd128 >= 8x js at ${L2}`, get('dequantize', t, 'simd128', L2) / get('dequantize', t, 'js', L2), 8]);
+}
+for (const n of SIZES) checks.push([`matvec q4_0.q8_0 (${COLS} cols) simd128 >= 7x scalar at ${n}`, get('matvec', 'q4_0.q8_0', 'simd128', n) / get('matvec', 'q4_0.q8_0', 'scalar', n), 7]);
+console.log('\ntargets:');
+for (const [what, ratio, min] of checks) console.log(`  ${ratio >= min ? 'met   ' : 'MISSED'} ${what}: ${ratio.toFixed(2)}x`);
