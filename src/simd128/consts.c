@@ -19,6 +19,7 @@ bq_const_table bq_simd_consts = {
     .off8 = S4(0x4B000008),   /* 2^23 + 8 */
     .off16 = S4(0x4B000010),  /* 2^23 + 16 */
     .off128 = S4(0x4B000080), /* 2^23 + 128 */
+    .magic16 = S4(0x4B004B00), /* u16 lanes holding the top half of 2^23 */
     .lo16 = S4(0xFFFF),
     .em = S4(0x7FFF),
     .sign16 = S4(0x8000),

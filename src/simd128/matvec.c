@@ -2,6 +2,50 @@
 #include <wasm_simd128.h>
 
 #include "../generic.h"
+#include "simd.h"
+
+/* One matvec call's activations, prepared once for all rows: the int8 codes widened to int16 (so a
+ * row's inner loop loads them instead of widening them again) and d, s as floats. Static: the
+ * module is single-threaded and no kernel allocates. Rows longer than this use plain dots. */
+#define BQ_PREP_MAX_BLOCKS 4096 /* 131072 columns */
+static int16_t prep_q[(BQ_PREP_MAX_BLOCKS + 4) * QK] __attribute__((aligned(16)));
+static float prep_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static float prep_s[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+
+int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_prep *out) {
+  if (nb > BQ_PREP_MAX_BLOCKS) return 0;
+  const bq_k k = bq_consts();
+  size_t i = 0;
+  for (; i + 4 <= nb; i += 4, x += 4 * bs) {
+    /* d (and s, when the codes start at 4) of 4 blocks, converted exactly as the dot kernels do. */
+    const v128_t ds = bq_load_u32x4(x, bs);
+    wasm_v128_store(prep_d + i, bq_h2f_x4(&k, wasm_v128_and(ds, k.lo16)));
+    wasm_v128_store(prep_s + i, bq_h2f_x4(&k, wasm_u32x4_shr(ds, 16)));
+    for (int b = 0; b < 4; b++) {
+      const v128_t q0 = wasm_v128_load(x + b * bs + qs_off), q1 = wasm_v128_load(x + b * bs + qs_off + 16);
+      int16_t *o = prep_q + (i + b) * QK;
+      wasm_v128_store(o, wasm_i16x8_extend_low_i8x16(q0));
+      wasm_v128_store(o + 8, wasm_i16x8_extend_high_i8x16(q0));
+      wasm_v128_store(o + 16, wasm_i16x8_extend_low_i8x16(q1));
+      wasm_v128_store(o + 24, wasm_i16x8_extend_high_i8x16(q1));
+    }
+  }
+  for (; i < nb; i++, x += bs) {
+    prep_d[i] = bq_h2f_fast(bq_rd16(x));
+    prep_s[i] = bq_h2f_fast(bq_rd16(x + 2));
+    for (int j = 0; j < QK; j++) prep_q[i * QK + j] = (int8_t)x[qs_off + j];
+  }
+  /* Zero blocks up to the next group of 4, for the padded last group of each row. */
+  for (size_t j = nb; j < ((nb + 3) & ~(size_t)3); j++) {
+    prep_d[j] = prep_s[j] = 0.0f;
+    memset(prep_q + j * QK, 0, QK * sizeof(int16_t));
+  }
+  out->q = prep_q;
+  out->d = prep_d;
+  out->s = prep_s;
+  out->nb = nb;
+  return 1;
+}
 
 /* The four lanes of a SIMD dot state, summed pairwise: (a0 + a1) + (a2 + a3). */
 float bq_acc_sum__simd128(const float *acc) { return (acc[0] + acc[1]) + (acc[2] + acc[3]); }
@@ -10,7 +54,12 @@ float bq_acc_sum__simd128(const float *acc) { return (acc[0] + acc[1]) + (acc[2]
 #define BQ_DEQUANTIZE(t, isa)
 #define BQ_STATS(t, isa)
 #define BQ_DOT(t, t2, isa)
-#define BQ_MATVEC_SIMD(t, t2) BQ_DEFINE_MATVEC(t, t2, __simd128)
+/* Rows against f32 are generic; the integer pairs (t2 = q8_0, q8_1) live in each weight type's
+ * file, on activations prepared once per call (bq_prepare_q8 below). */
+#define BQ_MATVEC_GEN_f32(t) BQ_DEFINE_MATVEC(t, f32, __simd128)
+#define BQ_MATVEC_GEN_q8_0(t)
+#define BQ_MATVEC_GEN_q8_1(t)
+#define BQ_MATVEC_SIMD(t, t2) BQ_MATVEC_GEN_##t2(t)
 #define BQ_MATVEC_REF(t, t2)
 #define BQ_MATVEC(t, t2, isa) BQ_MATVEC_##isa(t, t2)
 #include "../kernels.inc"

@@ -1,15 +1,14 @@
 /* Q4_0 SIMD128 kernels; same results as ref/q4_0.c (dot: same per-block terms, 4-lane sum). */
 #include "simd.h"
 
-/* The 32 weights (q - 8) * d of the block at p, as 8 vectors: the 16 code bytes are widened to
- * u32 lanes once, then each lane yields its low nibble (elements 0..15) and high (16..31). */
+/* The 32 weights (q - 8) * d of the block at p, as 8 vectors: low nibbles are elements 0..15, high 16..31. */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t w[8]) {
+  const v128_t q = wasm_v128_load(p + 2);
   v128_t c[4];
-  bq_widen_u8(wasm_v128_load(p + 2), c);
-  for (int j = 0; j < 4; j++) {
-    w[j] = wasm_f32x4_mul(bq_u32_to_f32(k, wasm_v128_and(c[j], k->m15), k->off8), d);
-    w[j + 4] = wasm_f32x4_mul(bq_u32_to_f32(k, wasm_u32x4_shr(c[j], 4), k->off8), d);
-  }
+  bq_bytes_to_magic(k, wasm_v128_and(q, k->nib), c);
+  for (int j = 0; j < 4; j++) w[j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off8), d);
+  bq_bytes_to_magic(k, wasm_u8x16_shr(q, 4), c);
+  for (int j = 0; j < 4; j++) w[j + 4] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off8), d);
 }
 
 static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
@@ -57,4 +56,21 @@ BQ_DOT_PROTO(q4_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
   bq_dot_f32_blocks(x, y, n / QK, 18, acc, block_f32);
   return BQ_OK;
+}
+
+/* matvec: four blocks of a row against prepared activations (same terms as step4). */
+static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i) {
+  v128_t s[4];
+  for (int b = 0; b < 4; b++) {
+    const v128_t q = wasm_v128_load(a + 18 * b + 2);
+    s[b] = bq_dot_i8_i16(wasm_i8x16_sub(wasm_v128_and(q, k->nib), k->b8),
+                         wasm_i8x16_sub(wasm_u8x16_shr(q, 4), k->b8), p->q + (i + b) * QK);
+  }
+  const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
+  const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 18)), dy = wasm_v128_load(p->d + i);
+  return wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(si), dx), dy);
+}
+
+BQ_MATVEC_PROTO(q4_0, q8_0, __simd128) {
+  return bq_matvec_prepared(w, rows, cols, x, y, 18, 34, 2, pstep4, bq_q4_0_dot_q8_0__simd128);
 }

@@ -1,14 +1,14 @@
 /* Q4_1 SIMD128 kernels; same results as ref/q4_1.c (dot: same per-block terms, 4-lane sum). */
 #include "simd.h"
 
-/* The 32 weights q * d + m of the block at p, as 8 vectors (see q4_0.c). */
+/* The 32 weights q * d + m of the block at p, as 8 vectors. */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
+  const v128_t q = wasm_v128_load(p + 4);
   v128_t c[4];
-  bq_widen_u8(wasm_v128_load(p + 4), c);
-  for (int j = 0; j < 4; j++) {
-    w[j] = wasm_f32x4_add(wasm_f32x4_mul(bq_u32_to_f32(k, wasm_v128_and(c[j], k->m15), k->magic), d), m);
-    w[j + 4] = wasm_f32x4_add(wasm_f32x4_mul(bq_u32_to_f32(k, wasm_u32x4_shr(c[j], 4), k->magic), d), m);
-  }
+  bq_bytes_to_magic(k, wasm_v128_and(q, k->nib), c);
+  for (int j = 0; j < 4; j++) w[j] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->magic), d), m);
+  bq_bytes_to_magic(k, wasm_u8x16_shr(q, 4), c);
+  for (int j = 0; j < 4; j++) w[j + 4] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->magic), d), m);
 }
 
 static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
@@ -57,4 +57,23 @@ BQ_DOT_PROTO(q4_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
   bq_dot_f32_blocks(x, y, n / QK, 20, acc, block_f32);
   return BQ_OK;
+}
+
+/* matvec: four blocks of a row against prepared activations (same terms as step4). */
+static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i) {
+  v128_t s[4];
+  for (int b = 0; b < 4; b++) {
+    const v128_t q = wasm_v128_load(a + 20 * b + 4);
+    s[b] = bq_dot_i8_i16(wasm_v128_and(q, k->nib), wasm_u8x16_shr(q, 4), p->q + (i + b) * QK);
+  }
+  const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
+  const v128_t xa = bq_load_u32x4(a, 20);
+  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)), mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
+  const v128_t dy = wasm_v128_load(p->d + i), sy = wasm_v128_load(p->s + i);
+  return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si)),
+                        wasm_f32x4_mul(mx, sy));
+}
+
+BQ_MATVEC_PROTO(q4_1, q8_1, __simd128) {
+  return bq_matvec_prepared(w, rows, cols, x, y, 20, 36, 4, pstep4, bq_q4_1_dot_q8_1__simd128);
 }

@@ -1,14 +1,14 @@
 /* Q5_0 SIMD128 kernels; same results as ref/q5_0.c (dot: same per-block terms, 4-lane sum). */
 #include "simd.h"
 
-/* The 32 weights of the block at p, as 8 vectors: 5-bit codes assembled as bytes, then widened. */
+/* The 32 weights of the block at p, as 8 vectors: 5-bit codes assembled as bytes. */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
   v128_t lo, hi, c[4];
   bq_codes5(k, p + 2, p + 6, &lo, &hi);
   for (int h = 0; h < 2; h++) {
-    bq_widen_u8(h ? hi : lo, c);
+    bq_bytes_to_magic(k, h ? hi : lo, c);
     for (int j = 0; j < 4; j++) {
-      const v128_t v = wasm_f32x4_mul(bq_u32_to_f32(k, c[j], k->off16), d);
+      const v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off16), d);
       w[4 * h + j] = v;
     }
   }
@@ -59,4 +59,21 @@ BQ_DOT_PROTO(q5_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
   bq_dot_f32_blocks(x, y, n / QK, 22, acc, block_f32);
   return BQ_OK;
+}
+
+/* matvec: four blocks of a row against prepared activations (same terms as step4). */
+static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i) {
+  v128_t s[4];
+  for (int b = 0; b < 4; b++) {
+    v128_t lo, hi;
+    bq_codes5(k, a + 22 * b + 2, a + 22 * b + 6, &lo, &hi);
+    s[b] = bq_dot_i8_i16(wasm_i8x16_sub(lo, k->b16), wasm_i8x16_sub(hi, k->b16), p->q + (i + b) * QK);
+  }
+  const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
+  const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 22)), dy = wasm_v128_load(p->d + i);
+  return wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si));
+}
+
+BQ_MATVEC_PROTO(q5_0, q8_0, __simd128) {
+  return bq_matvec_prepared(w, rows, cols, x, y, 22, 34, 2, pstep4, bq_q5_0_dot_q8_0__simd128);
 }

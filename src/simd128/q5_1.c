@@ -1,18 +1,17 @@
 /* Q5_1 SIMD128 kernels; same results as ref/q5_1.c (dot: same per-block terms, 4-lane sum). */
 #include "simd.h"
 
-/* The 32 weights of the block at p, as 8 vectors: 5-bit codes assembled as bytes, then widened. */
+/* The 32 weights of the block at p, as 8 vectors: 5-bit codes assembled as bytes. */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
   v128_t lo, hi, c[4];
   bq_codes5(k, p + 4, p + 8, &lo, &hi);
   for (int h = 0; h < 2; h++) {
-    bq_widen_u8(h ? hi : lo, c);
+    bq_bytes_to_magic(k, h ? hi : lo, c);
     for (int j = 0; j < 4; j++) {
-      const v128_t v = wasm_f32x4_mul(bq_u32_to_f32(k, c[j], k->magic), d);
+      const v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->magic), d);
       w[4 * h + j] = wasm_f32x4_add(v, m);
     }
   }
-  
 }
 
 static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
@@ -61,4 +60,24 @@ BQ_DOT_PROTO(q5_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
   bq_dot_f32_blocks(x, y, n / QK, 24, acc, block_f32);
   return BQ_OK;
+}
+
+/* matvec: four blocks of a row against prepared activations (same terms as step4). */
+static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i) {
+  v128_t s[4];
+  for (int b = 0; b < 4; b++) {
+    v128_t lo, hi;
+    bq_codes5(k, a + 24 * b + 4, a + 24 * b + 8, &lo, &hi);
+    s[b] = bq_dot_i8_i16(lo, hi, p->q + (i + b) * QK);
+  }
+  const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
+  const v128_t xa = bq_load_u32x4(a, 24);
+  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)), mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
+  const v128_t dy = wasm_v128_load(p->d + i), sy = wasm_v128_load(p->s + i);
+  return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si)),
+                        wasm_f32x4_mul(mx, sy));
+}
+
+BQ_MATVEC_PROTO(q5_1, q8_1, __simd128) {
+  return bq_matvec_prepared(w, rows, cols, x, y, 24, 36, 4, pstep4, bq_q5_1_dot_q8_1__simd128);
 }

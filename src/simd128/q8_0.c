@@ -58,3 +58,17 @@ BQ_DOT_PROTO(q8_0, f32, __simd128) {
   return BQ_OK;
 }
 
+/* matvec: four blocks of a row against prepared activations (same terms as step4). */
+static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i) {
+  (void)k;
+  v128_t s[4];
+  for (int b = 0; b < 4; b++)
+    s[b] = bq_dot_i8_i16(wasm_v128_load(a + 34 * b + 2), wasm_v128_load(a + 34 * b + 18), p->q + (i + b) * QK);
+  const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
+  const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 34)), dy = wasm_v128_load(p->d + i);
+  return wasm_f32x4_mul(wasm_f32x4_convert_i32x4(si), wasm_f32x4_mul(dx, dy));
+}
+
+BQ_MATVEC_PROTO(q8_0, q8_0, __simd128) {
+  return bq_matvec_prepared(w, rows, cols, x, y, 34, 34, 2, pstep4, bq_q8_0_dot_q8_0__simd128);
+}

@@ -18,14 +18,14 @@
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
   uint32_t nib[4], b8[4], b16[4], b4[4], flip[4], bits[4], m15[4], magic[4], off8[4], off16[4],
-      off128[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4];
+      off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
 /* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
-  v128_t nib, b8, b16, b4, flip, bits, m15, magic, off8, off16, off128, lo16, em, sign16, x112, inf32,
+  v128_t nib, b8, b16, b4, flip, bits, m15, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
       e31, quiet;
 } bq_k;
 
@@ -33,24 +33,25 @@ typedef struct {
 static inline bq_k bq_consts(void) {
   const bq_k k = {BQ_LD(nib),    BQ_LD(b8),    BQ_LD(b16),    BQ_LD(b4),     BQ_LD(flip),
                   BQ_LD(bits),   BQ_LD(m15),   BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
-                  BQ_LD(off128), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
+                  BQ_LD(off128), BQ_LD(magic16), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
                   BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet)};
   return k;
 }
 
-/* The 16 byte codes of v (0..255) zero-extended into four u32x4 (elements 0-3, 4-7, 8-11, 12-15). */
-static inline void bq_widen_u8(v128_t v, v128_t w[4]) {
-  const v128_t l = wasm_u16x8_extend_low_u8x16(v), h = wasm_u16x8_extend_high_u8x16(v);
-  w[0] = wasm_u32x4_extend_low_u16x8(l);
-  w[1] = wasm_u32x4_extend_high_u16x8(l);
-  w[2] = wasm_u32x4_extend_low_u16x8(h);
-  w[3] = wasm_u32x4_extend_high_u16x8(h);
-}
-
-/* u32 lanes c (0..255) -> floats c - off, exactly: the bits magic | c are the float 2^23 + c.
- * (An integer convert would do, but clang 14 scalarises zero-extend + convert.) */
-static inline v128_t bq_u32_to_f32(const bq_k *k, v128_t c, v128_t magic_off) {
-  return wasm_f32x4_sub(wasm_v128_or(c, k->magic), magic_off);
+/* The 16 byte codes c of v (0..255) as four vectors of floats 2^23 + c (elements 0-3, 4-7, 8-11,
+ * 12-15): interleaving the bytes with zero gives u16 lanes c, interleaving those with the u16
+ * 0x4B00 gives u32 lanes 0x4B0000cc, which are the bits of the float 2^23 + c. Four interleaves
+ * and two more for the first step: each is one instruction (punpck*), and no integer->float
+ * convert is needed (clang 14 scalarises zero-extend + convert). Subtracting 2^23 (+ an offset)
+ * afterwards is exact. */
+static inline void bq_bytes_to_magic(const bq_k *k, v128_t v, v128_t w[4]) {
+  const v128_t z = wasm_i32x4_splat(0);
+  const v128_t l = wasm_i8x16_shuffle(v, z, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const v128_t h = wasm_i8x16_shuffle(v, z, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  w[0] = wasm_i16x8_shuffle(l, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
+  w[1] = wasm_i16x8_shuffle(l, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
+  w[2] = wasm_i16x8_shuffle(h, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
+  w[3] = wasm_i16x8_shuffle(h, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
 /* binary16 bits in the low half of each u32 lane -> f32, exactly as bq_fp16_to_fp32. Placing the
@@ -218,6 +219,65 @@ static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, s
     const v128_t m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : wasm_i32x4_splat(0);
     block(&k, p, y, d, m);
   }
+}
+
+/* Prepared activations of one matvec call (simd128/matvec.c). */
+typedef struct {
+  const int16_t *q;
+  const float *d, *s;
+  size_t nb;
+} bq_prep;
+
+/* Prepares nb Q8_0 (bs 34, codes at 2) or Q8_1 (bs 36, codes at 4) blocks; 0 if too many. */
+int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_prep *out);
+
+/* Terms of 4 blocks of a weight row at a against prepared activation blocks i..i+3. */
+typedef v128_t (*bq_prep_step_fn)(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i);
+
+/* y[r] for every row: the same terms as the dot kernel, summed in the same lanes and order
+ * (including the zero-padded last group), so each equals the dot of that row exactly. Falls back
+ * to the dot kernel when the activations are too long to prepare. */
+static inline int bq_matvec_prepared(const uint8_t *w, size_t rows, size_t cols, const uint8_t *x,
+                                     float *y, size_t xs, size_t ys, size_t qs_off,
+                                     bq_prep_step_fn step,
+                                     int (*dot)(const void *, const void *, size_t, float *)) {
+  if (cols % QK) return BQ_EINVAL;
+  const size_t nb = cols / QK, row = nb * xs;
+  bq_prep pr;
+  if (!bq_prepare_q8(x, nb, ys, qs_off, &pr)) {
+    for (size_t r = 0; r < rows; r++) {
+      float acc[4] = {0};
+      dot(w + r * row, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const bq_k k = bq_consts();
+  for (size_t r = 0; r < rows; r++, w += row) {
+    v128_t sum = wasm_f32x4_splat(0.0f);
+    size_t i = 0;
+    for (; i + 4 <= nb; i += 4) sum = wasm_f32x4_add(sum, step(&k, w + i * xs, &pr, i));
+    if (i < nb) {
+      uint8_t ta[4 * 36];
+      memset(ta, 0, sizeof ta);
+      memcpy(ta, w + i * xs, (nb - i) * xs);
+      sum = wasm_f32x4_add(sum, step(&k, ta, &pr, i));
+    }
+    /* (a0 + a1) + (a2 + a3), as bq_acc_sum__simd128, with shuffles and a lane store. */
+    const v128_t t = wasm_f32x4_add(sum, wasm_i32x4_shuffle(sum, sum, 1, 0, 3, 2));
+    wasm_v128_store32_lane(y + r, wasm_f32x4_add(t, wasm_i32x4_shuffle(t, t, 2, 3, 0, 1)), 0);
+  }
+  return BQ_OK;
+}
+
+/* Integer sum of one block's 32 products: weight codes as i8 (lo: elements 0..15, hi: 16..31)
+ * against prepared i16 activations. */
+static inline v128_t bq_dot_i8_i16(v128_t lo, v128_t hi, const int16_t *q) {
+  v128_t p = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(lo), wasm_v128_load(q));
+  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(lo), wasm_v128_load(q + 8)));
+  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(hi), wasm_v128_load(q + 16)));
+  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(hi), wasm_v128_load(q + 24)));
+  return p;
 }
 
 /* roundf(v) (half away from zero) converted the way bq_cvt_u8 does: NaN and |v| >= 2^31 give 0.
