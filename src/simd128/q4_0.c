@@ -3,12 +3,16 @@
 
 /* The 32 weights (q - 8) * d of the block at p, as 8 vectors: low nibbles are elements 0..15, high 16..31. */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t w[8]) {
-  const v128_t q = wasm_v128_load(p + 2);
-  v128_t c[4];
-  bq_bytes_to_magic(k, wasm_v128_and(q, k->nib), c);
-  for (int j = 0; j < 4; j++) w[j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off8), d);
-  bq_bytes_to_magic(k, wasm_u8x16_shr(q, 4), c);
-  for (int j = 0; j < 4; j++) w[j + 4] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off8), d);
+  /* Code bytes 0-7 and 8-15 loaded zero-extended to u16 (one instruction each); nibbles split
+   * there with a native 16-bit shift. Element j: low nibble of byte j, j + 16: high nibble. */
+  const v128_t b0 = wasm_u16x8_load8x8(p + 2), b1 = wasm_u16x8_load8x8(p + 10);
+  const v128_t u[4] = {wasm_v128_and(b0, k->m15x16), wasm_v128_and(b1, k->m15x16), wasm_u16x8_shr(b0, 4),
+                       wasm_u16x8_shr(b1, 4)};
+  for (int h = 0; h < 4; h++) {
+    v128_t c[2];
+    bq_u16_to_magic(k, u[h], c);
+    for (int j = 0; j < 2; j++) w[2 * h + j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off8), d);
+  }
 }
 
 static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {

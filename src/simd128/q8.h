@@ -57,13 +57,14 @@ static inline int bq_q8_quant4(const float *x, uint8_t *o, size_t bs, size_t qs_
   return 1;
 }
 
-/* The 32 weights q * d of a Q8_0/Q8_1 block at p whose codes start at offset off: the int8 codes,
- * flipped to q + 128 in 0..255. */
+/* The 32 weights q * d of a Q8_0/Q8_1 block at p whose codes start at offset off. */
 static inline void bq_q8_weights(const bq_k *k, const uint8_t *p, int off, v128_t d, v128_t w[8]) {
-  v128_t c[4];
-  for (int h = 0; h < 2; h++) {
-    bq_bytes_to_magic(k, wasm_v128_xor(wasm_v128_load(p + off + 16 * h), k->flip), c);
-    for (int j = 0; j < 4; j++) w[4 * h + j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off128), d);
+  for (int h = 0; h < 4; h++) {
+    /* 8 codes loaded sign-extended to i16, moved to q + 128 (0..255). */
+    const v128_t u = wasm_i16x8_add(wasm_i16x8_load8x8(p + off + 8 * h), k->b128x16);
+    v128_t c[2];
+    bq_u16_to_magic(k, u, c);
+    for (int j = 0; j < 2; j++) w[2 * h + j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off128), d);
   }
 }
 

@@ -17,7 +17,7 @@
 
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
-  uint32_t nib[4], b8[4], b16[4], b4[4], flip[4], bits[4], m15[4], magic[4], off8[4], off16[4],
+  uint32_t nib[4], b8[4], b16[4], b4[4], flip[4], bits[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4], off16[4],
       off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
@@ -25,14 +25,14 @@ extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read
 /* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
-  v128_t nib, b8, b16, b4, flip, bits, m15, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
+  v128_t nib, b8, b16, b4, flip, bits, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
       e31, quiet;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
 static inline bq_k bq_consts(void) {
   const bq_k k = {BQ_LD(nib),    BQ_LD(b8),    BQ_LD(b16),    BQ_LD(b4),     BQ_LD(flip),
-                  BQ_LD(bits),   BQ_LD(m15),   BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
+                  BQ_LD(bits),   BQ_LD(m15),   BQ_LD(m15x16), BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
                   BQ_LD(off128), BQ_LD(magic16), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
                   BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet)};
   return k;
@@ -52,6 +52,13 @@ static inline void bq_bytes_to_magic(const bq_k *k, v128_t v, v128_t w[4]) {
   w[1] = wasm_i16x8_shuffle(l, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
   w[2] = wasm_i16x8_shuffle(h, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
   w[3] = wasm_i16x8_shuffle(h, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/* u16 lanes c (0..255) as two vectors of floats 2^23 + c (lanes 0-3 and 4-7): the interleave with
+ * the u16 0x4B00 gives u32 lanes 0x4B0000cc. */
+static inline void bq_u16_to_magic(const bq_k *k, v128_t v, v128_t w[2]) {
+  w[0] = wasm_i16x8_shuffle(v, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
+  w[1] = wasm_i16x8_shuffle(v, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
 /* binary16 bits in the low half of each u32 lane -> f32, exactly as bq_fp16_to_fp32. Placing the
