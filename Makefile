@@ -58,7 +58,7 @@ build/native/libblockquant.a: $(SRC_COMMON) $(SRC_REF) $(HEADERS) ## Native stat
 native: build/native/libblockquant.a ## Build the native static library
 
 ##@ Checking
-test: all test-native test-js typecheck ## Build everything and run every test
+test: all native test-native test-js typecheck ## Build everything and run every test
 	@echo "make test: all tests passed"
 
 test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive fp16/bf16 test

@@ -147,3 +147,12 @@ test('dequantizing 2^28 values keeps wasm memory bounded', () => {
   for (const b of [0, 1, 15, 16, n / 32 - 1]) assert.equal(y[b * 32 + 7], (b % 16) - 8, `block ${b}`);
   assert.ok(c.memoryBytes <= 32 << 20, `wasm memory grew to ${c.memoryBytes} bytes`);
 });
+
+test('the browser code path uses no Node built-ins', async () => {
+  const { readdirSync, readFileSync: read } = await import('node:fs');
+  const dir = new URL('../js/', import.meta.url);
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+    const src = read(new URL(f, dir), 'utf8');
+    assert.doesNotMatch(src, /from ['"]node:|import\(['"]node:|require\(|\bprocess\.|\bBuffer\b/, `js/${f}`);
+  }
+});

@@ -29,4 +29,8 @@ bq_const_table bq_simd_consts = {
     .inf32 = S4(0x7F800000), /* also +Inf as a float */
     .e31 = S4(0x7C00),
     .quiet = S4(0x400000),
+    .half = S4(0x3F000000),    /* 0.5f */
+    .signbit = S4(0x80000000),
+    .one = S4(0x3F800000),     /* 1.0f */
+    .two31 = S4(0x4F000000),   /* 2^31 */
 };

@@ -36,11 +36,9 @@ static inline v128_t isum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
 static inline v128_t step4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
   const v128_t si = bq_hsum4_i32(isum(k, a, b), isum(k, a + 24, b + 36), isum(k, a + 48, b + 72),
                                  isum(k, a + 72, b + 108));
-  const v128_t xa = bq_load_u32x4(a, 24), yb = bq_load_u32x4(b, 36);
-  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)), mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
-  const v128_t dy = bq_h2f_x4(k, wasm_v128_and(yb, k->lo16)), sy = bq_h2f_x4(k, wasm_u32x4_shr(yb, 16));
-  return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si)),
-                        wasm_f32x4_mul(mx, sy));
+  v128_t dy, sy;
+  bq_q8_1_ds(k, b, &dy, &sy);
+  return bq_terms_dm(k, a, 24, dy, sy, si);
 }
 
 BQ_DOT_PROTO(q5_1, q8_1, __simd128) {
@@ -71,11 +69,7 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
     s[b] = bq_dot_i8_i16(lo, hi, p->q + (i + b) * QK);
   }
   const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
-  const v128_t xa = bq_load_u32x4(a, 24);
-  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)), mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
-  const v128_t dy = wasm_v128_load(p->d + i), sy = wasm_v128_load(p->s + i);
-  return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si)),
-                        wasm_f32x4_mul(mx, sy));
+  return bq_terms_dm(k, a, 24, wasm_v128_load(p->d + i), wasm_v128_load(p->s + i), si);
 }
 
 BQ_MATVEC_PROTO(q5_1, q8_1, __simd128) {

@@ -15,9 +15,9 @@ static inline v128_t bq_q8_amax(const float *x) {
 }
 
 /* The 32 codes roundf(x * id) of one block, stored at q; returns their per-lane sums. */
-static inline v128_t bq_q8_codes(const float *x, v128_t id, uint8_t *q) {
+static inline v128_t bq_q8_codes(const bq_k *k, const float *x, v128_t id, uint8_t *q) {
   v128_t c[8];
-  for (int j = 0; j < 8; j++) c[j] = bq_roundf_i32(wasm_f32x4_mul(wasm_v128_load(x + 4 * j), id));
+  for (int j = 0; j < 8; j++) c[j] = bq_roundf_i32(k, wasm_f32x4_mul(wasm_v128_load(x + 4 * j), id));
   const v128_t a = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[0], c[1]),
                                            wasm_i16x8_narrow_i32x4(c[2], c[3]));
   const v128_t b = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[4], c[5]),
@@ -31,11 +31,11 @@ static inline v128_t bq_q8_codes(const float *x, v128_t id, uint8_t *q) {
 /* Four blocks of Q8 activations (stride bs bytes, codes at offset qs_off); returns d of each block
  * and leaves the code sums in *sums. A group with a NaN or Inf goes to the reference, whose
  * sequential max scan treats NaN the way ggml's does; returns 0 then. */
-static inline int bq_q8_quant4(const float *x, uint8_t *o, size_t bs, size_t qs_off, v128_t *d_out,
+static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t bs, size_t qs_off, v128_t *d_out,
                          v128_t *sums) {
   const v128_t a0 = bq_q8_amax(x), a1 = bq_q8_amax(x + 32), a2 = bq_q8_amax(x + 64),
                a3 = bq_q8_amax(x + 96);
-  const v128_t inf = wasm_f32x4_splat(INFINITY);
+  const v128_t inf = k->inf32;
   const v128_t finite = wasm_v128_and(wasm_v128_and(wasm_f32x4_lt(a0, inf), wasm_f32x4_lt(a1, inf)),
                                       wasm_v128_and(wasm_f32x4_lt(a2, inf), wasm_f32x4_lt(a3, inf)));
   if (!wasm_i32x4_all_true(finite)) return 0;
@@ -48,10 +48,10 @@ static inline int bq_q8_quant4(const float *x, uint8_t *o, size_t bs, size_t qs_
   wasm_v128_store16_lane(o + bs, h, 2);
   wasm_v128_store16_lane(o + 2 * bs, h, 4);
   wasm_v128_store16_lane(o + 3 * bs, h, 6);
-  const v128_t s0 = bq_q8_codes(x, BQ_LANE(id, 0), o + qs_off);
-  const v128_t s1 = bq_q8_codes(x + 32, BQ_LANE(id, 1), o + bs + qs_off);
-  const v128_t s2 = bq_q8_codes(x + 64, BQ_LANE(id, 2), o + 2 * bs + qs_off);
-  const v128_t s3 = bq_q8_codes(x + 96, BQ_LANE(id, 3), o + 3 * bs + qs_off);
+  const v128_t s0 = bq_q8_codes(k, x, BQ_LANE(id, 0), o + qs_off);
+  const v128_t s1 = bq_q8_codes(k, x + 32, BQ_LANE(id, 1), o + bs + qs_off);
+  const v128_t s2 = bq_q8_codes(k, x + 64, BQ_LANE(id, 2), o + 2 * bs + qs_off);
+  const v128_t s3 = bq_q8_codes(k, x + 96, BQ_LANE(id, 3), o + 3 * bs + qs_off);
   *sums = bq_hsum4_i32(s0, s1, s2, s3);
   *d_out = d;
   return 1;

@@ -3,12 +3,13 @@
 
 BQ_QUANTIZE_PROTO(q8_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
+  const bq_k k = bq_consts();
   uint8_t *o = y;
   const size_t nb = n / QK;
   size_t i = 0;
   for (; i + 4 <= nb; i += 4, x += 4 * QK, o += 4 * 34) {
     v128_t d, sums;
-    if (!bq_q8_quant4(x, o, 34, 2, &d, &sums))
+    if (!bq_q8_quant4(&k, x, o, 34, 2, &d, &sums))
       for (int k = 0; k < 4; k++) bq_q8_0_quantize_block__ref(x + k * QK, o + k * 34);
   }
   for (; i < nb; i++, x += QK, o += 34) bq_q8_0_quantize_block__ref(x, o);

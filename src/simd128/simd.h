@@ -18,7 +18,7 @@
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
   uint32_t nib[4], b8[4], b16[4], b4[4], flip[4], bits[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4], off16[4],
-      off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4];
+      off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4], half[4], signbit[4], one[4], two31[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
@@ -26,7 +26,7 @@ extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
   v128_t nib, b8, b16, b4, flip, bits, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
-      e31, quiet;
+      e31, quiet, half, signbit, one, two31;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
@@ -34,7 +34,8 @@ static inline bq_k bq_consts(void) {
   const bq_k k = {BQ_LD(nib),    BQ_LD(b8),    BQ_LD(b16),    BQ_LD(b4),     BQ_LD(flip),
                   BQ_LD(bits),   BQ_LD(m15),   BQ_LD(m15x16), BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
                   BQ_LD(off128), BQ_LD(magic16), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
-                  BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet)};
+                  BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet),  BQ_LD(half),   BQ_LD(signbit),
+                  BQ_LD(one),    BQ_LD(two31)};
   return k;
 }
 
@@ -287,15 +288,31 @@ static inline v128_t bq_dot_i8_i16(v128_t lo, v128_t hi, const int16_t *q) {
   return p;
 }
 
+/* The Q4_1/Q5_1 . Q8_1 terms (dx * dy) * sumi + mx * sy of four weight blocks at a (stride xs,
+ * d and m at offsets 0 and 2), given the activations' d and s and the block sums. */
+static inline v128_t bq_terms_dm(const bq_k *k, const uint8_t *a, size_t xs, v128_t dy, v128_t sy,
+                                 v128_t si) {
+  const v128_t xa = bq_load_u32x4(a, xs);
+  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)), mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
+  return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si)),
+                        wasm_f32x4_mul(mx, sy));
+}
+
+/* d and s of four Q8_1 blocks at b (stride 36). */
+static inline void bq_q8_1_ds(const bq_k *k, const uint8_t *b, v128_t *d, v128_t *s) {
+  const v128_t yb = bq_load_u32x4(b, 36);
+  *d = bq_h2f_x4(k, wasm_v128_and(yb, k->lo16));
+  *s = bq_h2f_x4(k, wasm_u32x4_shr(yb, 16));
+}
+
 /* roundf(v) (half away from zero) converted the way bq_cvt_u8 does: NaN and |v| >= 2^31 give 0.
  * v - trunc(v) is exact, so comparing it with 0.5 finds the halves exactly. */
-static inline v128_t bq_roundf_i32(v128_t v) {
+static inline v128_t bq_roundf_i32(const bq_k *k, v128_t v) {
   const v128_t t = wasm_f32x4_trunc(v);
-  const v128_t up = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(v, t)), wasm_f32x4_splat(0.5f));
-  const v128_t one = wasm_v128_or(wasm_v128_and(v, wasm_i32x4_splat((int32_t)0x80000000)),
-                                  wasm_f32x4_splat(1.0f));
+  const v128_t up = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(v, t)), k->half);
+  const v128_t one = wasm_v128_or(wasm_v128_and(v, k->signbit), k->one);
   const v128_t r = wasm_f32x4_add(t, wasm_v128_and(up, one));
-  const v128_t valid = wasm_f32x4_lt(wasm_f32x4_abs(r), wasm_f32x4_splat(2147483648.0f));
+  const v128_t valid = wasm_f32x4_lt(wasm_f32x4_abs(r), k->two31);
   return wasm_v128_and(wasm_i32x4_trunc_sat_f32x4(r), valid);
 }
 
