@@ -46,3 +46,5 @@ export async function init(options = {}) {
   if (backend !== 'auto' && got !== backend) throw new Error(`backend ${backend} requested, but the given module is the ${got} build`);
   return new Codec(await instantiate(module), got, staging);
 }
+
+export { parseGGUF, openGGUF, writeGGUF, GGUFError, GGUFValueType, rowRange } from './gguf.js';
