@@ -2,6 +2,7 @@
 // memory in chunks, so inputs of any size work and memory stays near the staging budget.
 
 import { GGMLType, CODEC_TYPES, typeId, typeInfo, vecDotType, byteLength } from './types.js';
+import { rowRange, toLittleEndian } from './gguf.js';
 
 const ALIGN = 64;
 // Chunks are cut on multiples of 128 elements (4 blocks of 32, BQ_DOT_STEP in src/bq.h): the SIMD
@@ -366,4 +367,45 @@ export class Codec {
     }
     return res;
   }
+
+  /**
+   * Decodes one tensor of a GGUF file (from parseGGUF or openGGUF) to f32, reading only that
+   * tensor; big-endian files are byte-swapped first.
+   * @param {GGUFLike} file
+   * @param {string} name
+   * @returns {Promise<Float32Array>}
+   */
+  async dequantizeTensor(file, name) {
+    const t = file.tensors.find((x) => x.name === name);
+    if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const bytes = file.readTensor ? await file.readTensor(name) : /** @type {Function} */ (file.tensorBytes)(name);
+    return this.dequantize(t.type, file.littleEndian ? bytes : toLittleEndian(t.type, bytes));
+  }
+
+  /**
+   * Decodes rows [first, first + count) of a tensor (a row is ne0 values), reading only those
+   * bytes.
+   * @param {GGUFLike} file
+   * @param {string} name
+   * @param {number} first
+   * @param {number} count
+   * @returns {Promise<Float32Array>}
+   */
+  async dequantizeRows(file, name, first, count) {
+    const t = file.tensors.find((x) => x.name === name);
+    if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    let bytes;
+    if (file.readRows) bytes = await file.readRows(name, first, count);
+    else {
+      const r = rowRange(t, first, count);
+      bytes = /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
+    }
+    return this.dequantize(t.type, file.littleEndian ? bytes : toLittleEndian(t.type, bytes));
+  }
 }
+
+/**
+ * @typedef {{ tensors: import("./gguf.js").TensorInfo[], littleEndian: boolean,
+ *   readTensor?: (name: string) => Promise<Uint8Array>, readRows?: (name: string, first: number, count: number) => Promise<Uint8Array>,
+ *   tensorBytes?: (name: string) => Uint8Array }} GGUFLike
+ */
