@@ -230,8 +230,9 @@ function parseHeader(buf, fileSize, opt) {
     throw new GGUFError('BAD_VERSION', 4, `unsupported GGUF version ${version}` + (version === 1 ? ' (pass { allowV1: true } to read it)' : ''));
   }
   const v1 = version === 1;
-  const nTensors = r.count('tensor count', 25, v1);
-  const nKV = r.count('metadata count', 14, v1);
+  // Smallest possible entries (empty name, 1-byte value, no dims) bound the counts by the file size.
+  const nTensors = r.count('tensor count', v1 ? 20 : 24, v1);
+  const nKV = r.count('metadata count', v1 ? 9 : 13, v1);
   /** @type {KV[]} */
   const kv = [];
   /** @type {Map<string, unknown>} */
