@@ -516,12 +516,13 @@ export async function openGGUF(source, options = {}) {
  */
 
 /**
- * Writes a GGUF v3 file (little-endian) with gguf-py's layout: header, metadata, tensor infos,
- * zero padding to the alignment, then each tensor's data padded to the alignment.
- * @param {{ kv?: KV[], tensors?: TensorIn[], alignment?: number }} spec
- * @returns {Uint8Array}
+ * The header of a GGUF v3 file (little-endian, gguf-py's layout) for tensors of the given byte
+ * lengths, padded to the alignment: the data section starts right after it, and tensor i's data
+ * at offsets[i] within it, each padded to the alignment. For writing large files in pieces.
+ * @param {{ kv?: KV[], tensors?: { name: string, type: number, dims: number[], byteLength?: number, data?: Uint8Array }[], alignment?: number }} spec
+ * @returns {{ header: Uint8Array, offsets: number[], alignment: number, dataBytes: number }}
  */
-export function writeGGUF(spec) {
+export function writeGGUFHeader(spec) {
   const kv = [...(spec.kv ?? [])];
   const tensors = spec.tensors ?? [];
   let alignment = spec.alignment ?? DEFAULT_ALIGNMENT;
@@ -543,10 +544,11 @@ export function writeGGUF(spec) {
   const offsets = [];
   for (const t of tensors) {
     const info = typeInfo(t.type);
-    const n = t.dims.reduce((a, b) => a * b, 1);
+    const n = t.dims.reduce((x, y) => x * y, 1);
     const want = (n / info.blockSize) * info.typeSize;
-    if (t.dims.length > MAX_DIMS || (t.dims.length && t.dims[0] % info.blockSize) || t.data.length !== want) {
-      throw new RangeError(`tensor ${t.name}: dims ${JSON.stringify(t.dims)} of ${info.name} need ${want} bytes of data, got ${t.data.length}`);
+    const have = t.data ? t.data.length : t.byteLength;
+    if (t.dims.length > MAX_DIMS || (t.dims.length && t.dims[0] % info.blockSize) || have !== want) {
+      throw new RangeError(`tensor ${t.name}: dims ${JSON.stringify(t.dims)} of ${info.name} need ${want} bytes of data, got ${have}`);
     }
     w.string(t.name);
     w.u32(t.dims.length);
@@ -554,14 +556,24 @@ export function writeGGUF(spec) {
     w.u32(t.type);
     w.u64(BigInt(offset));
     offsets.push(offset);
-    offset += pad(t.data.length, alignment);
+    offset += pad(want, alignment);
   }
   w.zeros(pad(w.length, alignment) - w.length);
-  for (const t of tensors) {
-    w.bytes(t.data);
-    w.zeros(pad(t.data.length, alignment) - t.data.length);
-  }
-  return w.finish();
+  return { header: w.finish(), offsets, alignment, dataBytes: offset };
+}
+
+/**
+ * Writes a whole GGUF v3 file (little-endian) with gguf-py's layout: header, metadata, tensor
+ * infos, zero padding to the alignment, then each tensor's data padded to the alignment.
+ * @param {{ kv?: KV[], tensors?: TensorIn[], alignment?: number }} spec
+ * @returns {Uint8Array}
+ */
+export function writeGGUF(spec) {
+  const { header, offsets, dataBytes } = writeGGUFHeader(spec);
+  const out = new Uint8Array(header.length + dataBytes);
+  out.set(header);
+  (spec.tensors ?? []).forEach((t, i) => out.set(t.data, header.length + offsets[i]));
+  return out;
 }
 
 class Writer {

@@ -47,4 +47,4 @@ export async function init(options = {}) {
   return new Codec(await instantiate(module), got, staging);
 }
 
-export { parseGGUF, openGGUF, writeGGUF, GGUFError, GGUFValueType, rowRange } from './gguf.js';
+export { parseGGUF, openGGUF, writeGGUF, writeGGUFHeader, GGUFError, GGUFValueType, rowRange, toLittleEndian } from './gguf.js';
