@@ -429,6 +429,9 @@ export async function toSource(src, opt) {
   if (src instanceof ArrayBuffer || src instanceof Uint8Array) return bufferSource(src);
   if (typeof Blob !== 'undefined' && src instanceof Blob) return blobSource(src);
   if (src instanceof URL || (typeof src === 'string' && /^(https?|blob|data):/i.test(src))) return urlSource(String(src), opt);
+  // A relative URL in a page or worker resolves against its location.
+  const here = /** @type {any} */ (globalThis).location?.href;
+  if (typeof src === 'string' && here) return urlSource(new URL(src, here).href, opt);
   if (src && typeof src === 'object' && 'read' in src && 'size' in src) return /** @type {ByteSource} */ (src);
   throw new TypeError('openGGUF: source must be an ArrayBuffer, Uint8Array, Blob/File, URL or a { size, read } source (file paths: import openGGUF from js/node.js)');
 }
