@@ -1,7 +1,7 @@
 # blockquant: `make help` lists the targets.
 #
 # Everything a target needs is installed by the `deps` target on first use: Debian packages with
-# apt-get (emscripten, wabt) and npm dev dependencies with `npm ci` from package-lock.json.
+# apt-get (emscripten, wabt, chromium for the browser test) and npm dev dependencies with `npm ci` from package-lock.json.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -26,7 +26,6 @@ WASM_SIMD := wasm/blockquant-simd128.wasm
 WASM_SCALAR := wasm/blockquant-scalar.wasm
 JS_EMBED := js/wasm/simd128.js js/wasm/scalar.js
 
-APT_PKGS := emscripten wabt
 STAMP := build/.stamp
 
 ##@ Building
@@ -71,7 +70,7 @@ test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive
 	  -o build/native/test_half
 	./build/native/test_half
 
-test-js: all ## The JS suite (node --test), once per build: simd128, then scalar
+test-js: all demo/sample.gguf ## The JS suite (node --test), once per build: simd128, then scalar
 	BQ_BACKEND=simd128 $(NODE) --test tests/
 	BQ_BACKEND=scalar $(NODE) --test tests/
 
@@ -82,8 +81,12 @@ fmt: ## Format the C sources with clang-format
 	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h tests/native/*.c tests/native/*.h
 
 ##@ Running
-demo: all ## Terminal demo: quantize a bundled synthetic tensor to each format
+demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (PORT overrides)
 	$(NODE) demo/cli.js
+	$(NODE) demo/server.js
+
+demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED)
+	$(NODE) demo/make-sample.js
 
 bench: all bench/out/ceiling.wasm ## Benchmark: writes bench/out/latest.json and prints ratios
 	$(NODE) bench/bench.js
@@ -98,12 +101,13 @@ disasm: $(WASM_SIMD) ## Disassemble the SIMD128 build into build/simd128.dis
 	wasm-objdump -d $(WASM_SIMD) > build/simd128.dis
 
 ##@ Housekeeping
-deps: $(STAMP) ## Install what is missing (apt-get: emscripten wabt; npm ci)
+deps: $(STAMP) ## Install what is missing (apt-get: emscripten wabt chromium; npm ci)
 
 $(STAMP): package-lock.json
 	@missing=""; \
 	command -v emcc >/dev/null || missing="$$missing emscripten"; \
 	command -v wasm-objdump >/dev/null || missing="$$missing wabt"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -113,7 +117,7 @@ $(STAMP): package-lock.json
 	@mkdir -p build && touch $@
 
 clean: ## Remove build outputs
-	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm
+	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm demo/sample.gguf bench/out tests/artifacts
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \

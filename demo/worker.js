@@ -1,0 +1,136 @@
+// The demo's worker: opens GGUF files and does every heavy computation, through the public API
+// (js/index.js) only. Messages: { id, op, ... } -> { id, ok, result } or { id, ok: false, error }.
+import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
+import { errorSummary, histogram } from './metrics.js';
+
+const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
+const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
+
+const bqPromise = init();
+/** @type {any} */
+let file = null;
+/** The tensor analysed last: its f32 values and, per format, its blocks. */
+/** @type {{ name: string, x: Float32Array, q: Map<string, Uint8Array> } | null} */
+let current = null;
+
+const ops = {
+  async open({ source }) {
+    const bq = await bqPromise;
+    file = await openGGUF(source);
+    current = null;
+    return {
+      backend: bq.backend,
+      version: file.version, alignment: file.alignment, littleEndian: file.littleEndian,
+      kv: file.kv.map((e) => ({ key: e.key, text: preview(e.value) })),
+      tensors: file.tensors.map((t) => ({ name: t.name, type: t.type, typeName: typeInfo(t.type).name, dims: t.dims, nElements: t.nElements, byteLength: t.byteLength })),
+    };
+  },
+
+  async analyze({ name }) {
+    const bq = await bqPromise;
+    const t = tensor(name);
+    const rowLen = t.dims[0] ?? 1;
+    const geometry = { rows: t.nElements / rowLen, blocksPerRow: rowLen / 32, nBlocks: t.nElements / 32 };
+    if (rowLen % 32 !== 0) throw new Error(`${name}: rows of ${rowLen} values are not whole 32-value blocks`);
+    const x = await bq.dequantizeTensor(file, name);
+    if (FLOATS.has(t.type)) {
+      current = { name, x, q: new Map() };
+      const formats = [];
+      for (const f of FORMATS) {
+        const q = bq.quantize(f, x);
+        current.q.set(f, q);
+        const back = bq.dequantize(f, q);
+        const s = bq.blockStats(f, x);
+        const { blockSize, typeSize } = typeInfo(f);
+        formats.push({ format: f, bits: (typeSize * 8) / blockSize, ...errorSummary(x, back), rmseBlocks: s.rmse, maxBlocks: s.maxAbs, scale: s.scale, hist: histogram(s.rmse, 40, true) });
+      }
+      return { kind: 'float', ...geometry, formats };
+    }
+    // A quantized tensor: its scales, its codes, its values, and the Q8_0 ruler.
+    const raw = file.littleEndian ? await file.readTensor(name) : null;
+    const info = typeInfo(t.type);
+    const bytes = raw ?? bq.quantize(t.type, x); // big-endian files: re-encode the decoded values in LE
+    current = { name, x, q: new Map([[info.name, bytes]]) };
+    const nb = geometry.nBlocks;
+    const d = new Float32Array(nb), m = new Float32Array(nb);
+    const hasM = t.type === GGMLType.Q4_1 || t.type === GGMLType.Q5_1;
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let b = 0; b < nb; b++) {
+      d[b] = halfToFloat(dv.getUint16(b * info.typeSize, true));
+      if (hasM) m[b] = halfToFloat(dv.getUint16(b * info.typeSize + 2, true));
+    }
+    const codes = codeHistogram(t.type, bytes, nb, info.typeSize);
+    const ruler = bq.blockStats('q8_0', x);
+    const rulerBack = bq.dequantize('q8_0', bq.quantize('q8_0', x));
+    return { kind: 'quant', ...geometry, type: info.name, d, m: hasM ? m : null, codes, values: histogram(x, 60, false), ruler: { ...errorSummary(x, rulerBack), rmseBlocks: ruler.rmse, maxBlocks: ruler.maxAbs } };
+  },
+
+  async block({ name, format, block }) {
+    if (!current || current.name !== name) throw new Error(`analyse ${name} first`);
+    const bq = await bqPromise;
+    const fmt = current.q.has(format) ? format : [...current.q.keys()][0];
+    const { typeSize } = typeInfo(fmt);
+    const q = current.q.get(fmt);
+    const bytes = q.slice(block * typeSize, (block + 1) * typeSize);
+    const original = current.x.slice(block * 32, block * 32 + 32);
+    const t = tensor(name);
+    // For a float tensor the block is the chosen format's encoding of the original values; for a
+    // quantized tensor it is the file's own block, compared with its Q8_0 re-quantization.
+    const recon = FLOATS.has(t.type) ? bq.dequantize(fmt, bytes) : bq.dequantize('q8_0', bq.quantize('q8_0', original));
+    return { format: fmt, block, bytes, original, recon, quantized: !FLOATS.has(t.type) };
+  },
+};
+
+/** @param {string} name */
+function tensor(name) {
+  const t = file?.tensors.find((/** @type {any} */ x) => x.name === name);
+  if (!t) throw new Error(`no tensor named ${name}`);
+  return t;
+}
+
+/** @param {number} h */
+function halfToFloat(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, f = h & 1023;
+  return e === 31 ? (f ? NaN : s * Infinity) : e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
+}
+
+/** Counts of each code value (0..15, 0..31, or -128..127 shifted to 0..255). */
+function codeHistogram(type, bytes, nb, ts) {
+  const five = type === GGMLType.Q5_0 || type === GGMLType.Q5_1;
+  const eight = type === GGMLType.Q8_0 || type === GGMLType.Q8_1;
+  const counts = new Array(eight ? 256 : five ? 32 : 16).fill(0);
+  const qsOff = { [GGMLType.Q4_0]: 2, [GGMLType.Q4_1]: 4, [GGMLType.Q5_0]: 6, [GGMLType.Q5_1]: 8, [GGMLType.Q8_0]: 2, [GGMLType.Q8_1]: 4 }[type];
+  const qhOff = type === GGMLType.Q5_0 ? 2 : 4;
+  for (let b = 0; b < nb; b++) {
+    const o = b * ts;
+    if (eight) { for (let j = 0; j < 32; j++) counts[(bytes[o + qsOff + j] + 128) & 255]++; continue; }
+    const qh = five ? (bytes[o + qhOff] | (bytes[o + qhOff + 1] << 8) | (bytes[o + qhOff + 2] << 16) | (bytes[o + qhOff + 3] << 24)) >>> 0 : 0;
+    for (let j = 0; j < 32; j++) {
+      const nib = j < 16 ? bytes[o + qsOff + j] & 15 : bytes[o + qsOff + j - 16] >> 4;
+      counts[nib | (five ? ((qh >>> j) & 1) << 4 : 0)]++;
+    }
+  }
+  return { counts, offset: eight ? -128 : 0 };
+}
+
+/** @param {unknown} v */
+function preview(v) {
+  if (typeof v === 'string') return v.length > 200 ? `${JSON.stringify(v.slice(0, 200))}...` : JSON.stringify(v);
+  if (typeof v === 'bigint') return String(v);
+  if (ArrayBuffer.isView(v) || Array.isArray(v)) {
+    const a = /** @type {any} */ (v);
+    const items = Array.from({ length: Math.min(a.length, 6) }, (_, i) => (typeof a[i] === 'object' ? '[...]' : typeof a[i] === 'string' ? JSON.stringify(a[i]) : String(a[i])));
+    return `[${items.join(', ')}${a.length > 6 ? `, ... ${a.length} items` : ''}]`;
+  }
+  return String(v);
+}
+
+self.onmessage = async (ev) => {
+  const { id, op, ...args } = ev.data;
+  try {
+    const result = await ops[op](args);
+    self.postMessage({ id, ok: true, result });
+  } catch (e) {
+    self.postMessage({ id, ok: false, error: e && e.message ? e.message : String(e), code: e?.code });
+  }
+};
