@@ -140,8 +140,8 @@ function renderView() {
       summary,
       el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls()),
       heatmap(values, a, `${state.metric === 'rmse' ? 'block RMSE' : 'block max |error|'} of ${state.format}`),
-      el('h3', { text: `distribution of block RMSE (${state.format})` }),
-      bars(f.hist.counts, `${fmtNum(f.hist.lo)} … ${fmtNum(f.hist.hi)}${f.hist.log ? ' (log bins)' : ''}`),
+      el('h3', { text: 'distribution of block RMSE, per format' }),
+      el('div', { class: 'multiples' }, ...a.formats.map((g) => bars(g.hist.counts, `${g.format}: ${fmtNum(g.hist.lo)} … ${fmtNum(g.hist.hi)}${g.hist.log ? ' (log bins)' : ''}`, 220))),
       el('h3', { text: 'worst blocks' }),
       worstList(values, a),
     );
@@ -232,8 +232,8 @@ function ramp() {
   return c;
 }
 
-function bars(counts, caption) {
-  const W = 480, H = 90;
+function bars(counts, caption, W = 480) {
+  const H = 90;
   const c = /** @type {HTMLCanvasElement} */ (el('canvas', { width: String(W), height: String(H), role: 'img', 'aria-label': caption }));
   const ctx = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d'));
   const max = Math.max(1, ...counts);
