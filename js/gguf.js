@@ -286,8 +286,9 @@ function parseHeader(buf, fileSize, opt) {
     } catch {
       throw new GGUFError('UNKNOWN_GGML_TYPE', tAt, `${name}: unknown ggml type ${type}`);
     }
-    if (nDims > 0 && dims[0] % BigInt(info.blockSize) !== 0n) {
-      throw new GGUFError('BAD_SHAPE', tAt, `${name}: ne[0] = ${dims[0]} is not a multiple of the ${info.name} block size ${info.blockSize}`);
+    const ne0 = nDims > 0 ? dims[0] : 1n; // missing dimensions are 1, as in ggml
+    if (ne0 % BigInt(info.blockSize) !== 0n) {
+      throw new GGUFError('BAD_SHAPE', tAt, `${name}: ne[0] = ${ne0} is not a multiple of the ${info.name} block size ${info.blockSize}`);
     }
     const oAt = r.pos;
     const offset = r.u64(`${name} offset`);

@@ -171,6 +171,8 @@ test('hostile tensor infos are refused with GGUFError', () => {
   refuses(file([['a', [32], 4, 0]]), 'UNKNOWN_GGML_TYPE');
   refuses(file([['a', [32], 1000, 0]]), 'UNKNOWN_GGML_TYPE');
   refuses(file([['a', [33], GGMLType.Q4_0, 0]]), 'BAD_SHAPE');
+  refuses(file([['a', [], GGMLType.Q4_0, 0]]), 'BAD_SHAPE'); // no dims: ne0 = 1
+  assert.equal(parseGGUF(file([['s', [], GGMLType.F32, 0]])).tensors[0].byteLength, 4);
   refuses(file([['a', [32], GGMLType.F32, 16]]), 'BAD_OFFSET'); // misaligned
   refuses(file([['a', [32], GGMLType.F32, 0], ['b', [32], GGMLType.F32, 64]]), 'BAD_OFFSET'); // overlaps
   refuses(file([['a', [32], GGMLType.F32, 0]], 100), 'BAD_OFFSET'); // past the end
