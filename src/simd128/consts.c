@@ -11,9 +11,7 @@ bq_const_table bq_simd_consts = {
     .nib = B16(0x0F),
     .b8 = B16(8),
     .b16 = B16(16),
-    .b4 = B16(0x10),
     .flip = B16(0x80),
-    .bits = {0x08040201, 0x80402010, 0x08040201, 0x80402010},
     .m15 = S4(15),
     .m15x16 = S4(0x000F000F),
     .b128x16 = S4(0x00800080),
@@ -34,3 +32,15 @@ bq_const_table bq_simd_consts = {
     .one = S4(0x3F800000),     /* 1.0f */
     .two31 = S4(0x4F000000),   /* 2^31 */
 };
+
+/* For each byte value b, 8 bytes whose byte i is 0x10 when bit i of b is set: the 5th bits of 8 Q5
+ * elements, ready to OR into their nibbles. Two 8-byte loads replace shuffles (which V8 builds
+ * from materialised masks) when a qh word is spread over 16 elements. */
+#define BQ_QH_BIT(b, i) ((((uint64_t)(b) >> (i)) & 1u) << (8 * (i) + 4))
+#define BQ_QH_E(b)                                                                           \
+  (BQ_QH_BIT(b, 0) | BQ_QH_BIT(b, 1) | BQ_QH_BIT(b, 2) | BQ_QH_BIT(b, 3) | BQ_QH_BIT(b, 4) | \
+   BQ_QH_BIT(b, 5) | BQ_QH_BIT(b, 6) | BQ_QH_BIT(b, 7))
+#define BQ_QH_E4(b) BQ_QH_E(b), BQ_QH_E((b) + 1), BQ_QH_E((b) + 2), BQ_QH_E((b) + 3)
+#define BQ_QH_E16(b) BQ_QH_E4(b), BQ_QH_E4((b) + 4), BQ_QH_E4((b) + 8), BQ_QH_E4((b) + 12)
+#define BQ_QH_E64(b) BQ_QH_E16(b), BQ_QH_E16((b) + 16), BQ_QH_E16((b) + 32), BQ_QH_E16((b) + 48)
+uint64_t bq_qh_spread[256] = {BQ_QH_E64(0), BQ_QH_E64(64), BQ_QH_E64(128), BQ_QH_E64(192)};

@@ -17,7 +17,7 @@
 
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
-  uint32_t nib[4], b8[4], b16[4], b4[4], flip[4], bits[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4], off16[4],
+  uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4], off16[4],
       off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4], half[4], signbit[4], one[4], two31[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
@@ -25,14 +25,14 @@ extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read
 /* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
-  v128_t nib, b8, b16, b4, flip, bits, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
+  v128_t nib, b8, b16, flip, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
       e31, quiet, half, signbit, one, two31;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
 static inline bq_k bq_consts(void) {
-  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),    BQ_LD(b16),    BQ_LD(b4),     BQ_LD(flip),
-                  BQ_LD(bits),   BQ_LD(m15),   BQ_LD(m15x16), BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
+  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),    BQ_LD(b16),    BQ_LD(flip),
+                  BQ_LD(m15),   BQ_LD(m15x16), BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
                   BQ_LD(off128), BQ_LD(magic16), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
                   BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet),  BQ_LD(half),   BQ_LD(signbit),
                   BQ_LD(one),    BQ_LD(two31)};
@@ -144,22 +144,16 @@ static inline v128_t bq_dot_i8x32(v128_t a0, v128_t a1, v128_t b0, v128_t b1) {
   return p;
 }
 
-/* Masks (0xFF / 0x00) of the 5th bits of elements 0..15 and 16..31, from the 32-bit qh at p. */
-static inline void bq_qh_masks(const bq_k *k, const uint8_t *p, v128_t *lo, v128_t *hi) {
-  const v128_t v = wasm_v128_load32_zero(p);
-  const v128_t l = wasm_i8x16_shuffle(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-  const v128_t h = wasm_i8x16_shuffle(v, v, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-  *lo = wasm_i8x16_eq(wasm_v128_and(l, k->bits), k->bits);
-  *hi = wasm_i8x16_eq(wasm_v128_and(h, k->bits), k->bits);
-}
+extern uint64_t bq_qh_spread[256]; /* consts.c */
 
-/* Codes 0..31 of elements 0..15 (lo) and 16..31 (hi) of the Q5 block whose qh is at h, qs at s. */
+/* Codes 0..31 of elements 0..15 (lo) and 16..31 (hi) of the Q5 block whose qh is at h, qs at s:
+ * nibbles OR'd with the 5th bits, each qh byte spread to 8 bytes of 0x10 / 0x00 by a table. */
 static inline void bq_codes5(const bq_k *k, const uint8_t *h, const uint8_t *s, v128_t *lo, v128_t *hi) {
-  v128_t ml, mh;
-  bq_qh_masks(k, h, &ml, &mh);
+  const v128_t b01 = wasm_v128_load64_lane(&bq_qh_spread[h[1]], wasm_v128_load64_zero(&bq_qh_spread[h[0]]), 1);
+  const v128_t b23 = wasm_v128_load64_lane(&bq_qh_spread[h[3]], wasm_v128_load64_zero(&bq_qh_spread[h[2]]), 1);
   const v128_t q = wasm_v128_load(s);
-  *lo = wasm_v128_or(wasm_v128_and(q, k->nib), wasm_v128_and(ml, k->b4));
-  *hi = wasm_v128_or(wasm_u8x16_shr(q, 4), wasm_v128_and(mh, k->b4));
+  *lo = wasm_v128_or(wasm_v128_and(q, k->nib), b01);
+  *hi = wasm_v128_or(wasm_u8x16_shr(q, 4), b23);
 }
 
 /* Sum of a tree of 8 product vectors, in a fixed order. */
