@@ -31,7 +31,7 @@ BQ_DEQUANTIZE_PROTO(q4_0, __simd128) {
 static inline v128_t isum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
   const v128_t q = wasm_v128_load(a + 2);
   const v128_t lo = wasm_i8x16_sub(wasm_v128_and(q, k->nib), k->b8);
-  const v128_t hi = wasm_i8x16_sub(wasm_u8x16_shr(q, 4), k->b8);
+  const v128_t hi = wasm_i8x16_sub(bq_hi4(k, q), k->b8);
   return bq_dot_i8x32(lo, hi, wasm_v128_load(b + 2), wasm_v128_load(b + 18));
 }
 
@@ -68,7 +68,7 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
   for (int b = 0; b < 4; b++) {
     const v128_t q = wasm_v128_load(a + 18 * b + 2);
     s[b] = bq_dot_i8_i16(wasm_i8x16_sub(wasm_v128_and(q, k->nib), k->b8),
-                         wasm_i8x16_sub(wasm_u8x16_shr(q, 4), k->b8), p->q + (i + b) * QK);
+                         wasm_i8x16_sub(bq_hi4(k, q), k->b8), p->q + (i + b) * QK);
   }
   const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
   const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 18)), dy = wasm_v128_load(p->d + i);

@@ -29,7 +29,7 @@ BQ_DEQUANTIZE_PROTO(q4_1, __simd128) {
 
 static inline v128_t isum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
   const v128_t q = wasm_v128_load(a + 4);
-  const v128_t lo = wasm_v128_and(q, k->nib), hi = wasm_u8x16_shr(q, 4);
+  const v128_t lo = wasm_v128_and(q, k->nib), hi = bq_hi4(k, q);
   return bq_dot_i8x32(lo, hi, wasm_v128_load(b + 4), wasm_v128_load(b + 20));
 }
 
@@ -66,7 +66,7 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
   v128_t s[4];
   for (int b = 0; b < 4; b++) {
     const v128_t q = wasm_v128_load(a + 20 * b + 4);
-    s[b] = bq_dot_i8_i16(wasm_v128_and(q, k->nib), wasm_u8x16_shr(q, 4), p->q + (i + b) * QK);
+    s[b] = bq_dot_i8_i16(wasm_v128_and(q, k->nib), bq_hi4(k, q), p->q + (i + b) * QK);
   }
   const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
   return bq_terms_dm(k, a, 20, wasm_v128_load(p->d + i), wasm_v128_load(p->s + i), si);

@@ -144,6 +144,10 @@ static inline v128_t bq_dot_i8x32(v128_t a0, v128_t a1, v128_t b0, v128_t b1) {
   return p;
 }
 
+/* The high nibble of each byte. A 16-bit shift and a mask: V8 has no 8-bit shift and builds one
+ * from several instructions. */
+static inline v128_t bq_hi4(const bq_k *k, v128_t q) { return wasm_v128_and(wasm_u16x8_shr(q, 4), k->nib); }
+
 extern uint64_t bq_qh_spread[256]; /* consts.c */
 
 /* Codes 0..31 of elements 0..15 (lo) and 16..31 (hi) of the Q5 block whose qh is at h, qs at s:
@@ -153,7 +157,7 @@ static inline void bq_codes5(const bq_k *k, const uint8_t *h, const uint8_t *s, 
   const v128_t b23 = wasm_v128_load64_lane(&bq_qh_spread[h[3]], wasm_v128_load64_zero(&bq_qh_spread[h[2]]), 1);
   const v128_t q = wasm_v128_load(s);
   *lo = wasm_v128_or(wasm_v128_and(q, k->nib), b01);
-  *hi = wasm_v128_or(wasm_u8x16_shr(q, 4), b23);
+  *hi = wasm_v128_or(bq_hi4(k, q), b23);
 }
 
 /* Sum of a tree of 8 product vectors, in a fixed order. */
