@@ -30,7 +30,16 @@ bq_const_table bq_simd_consts = {
     .half = S4(0x3F000000),    /* 0.5f */
     .signbit = S4(0x80000000),
     .one = S4(0x3F800000),     /* 1.0f */
-    .two31 = S4(0x4F000000),   /* 2^31 */
+    .magic3 = S4(0x4B400000),  /* 1.5 * 2^23: integers +-2^22 in its low mantissa bits */
+    .abs32 = S4(0x7FFFFFFF),
+    .rebias = S4(0x38000000),  /* (127 - 15) << 23: f32 exponent -> f16 exponent */
+    .r0fff = S4(0x0FFF),       /* round to nearest, ties handled by the odd bit */
+    .one32 = S4(1),
+    .x24 = S4(0x4B800000),     /* 2^24: |f| in units of the smallest f16 subnormal */
+    .min_normal16 = S4(0x38800000), /* 2^-14 */
+    .max_finite16 = S4(0x477FFFFF), /* below 65536: larger (and Inf) -> f16 Inf */
+    .h_inf = S4(0x7C00),
+    .h_nan = S4(0x7E00),
 };
 
 /* For each byte value b, 8 bytes whose byte i is 0x10 when bit i of b is set: the 5th bits of 8 Q5

@@ -1,5 +1,5 @@
 /* Q4_1 SIMD128 kernels; same results as ref/q4_1.c (dot: same per-block terms, 4-lane sum). */
-#include "simd.h"
+#include "q45.h"
 
 /* The 32 weights q * d + m of the block at p, as 8 vectors. */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
@@ -75,3 +75,5 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
 BQ_MATVEC_PROTO(q4_1, q8_1, __simd128) {
   return bq_matvec_prepared(w, rows, cols, x, y, 20, 36, 4, pstep4, bq_q4_1_dot_q8_1__simd128);
 }
+
+BQ_Q45_QUANTIZE(q4_1, 20, 0, 1)

@@ -18,7 +18,8 @@
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
   uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4], off16[4],
-      off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4], half[4], signbit[4], one[4], two31[4];
+      off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4], half[4], signbit[4], one[4], magic3[4], abs32[4], rebias[4], r0fff[4], one32[4], x24[4],
+      min_normal16[4], max_finite16[4], h_inf[4], h_nan[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
@@ -26,7 +27,8 @@ extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
   v128_t nib, b8, b16, flip, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
-      e31, quiet, half, signbit, one, two31;
+      e31, quiet, half, signbit, one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16,
+      max_finite16, h_inf, h_nan;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
@@ -35,7 +37,9 @@ static inline bq_k bq_consts(void) {
                   BQ_LD(m15),   BQ_LD(m15x16), BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
                   BQ_LD(off128), BQ_LD(magic16), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
                   BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet),  BQ_LD(half),   BQ_LD(signbit),
-                  BQ_LD(one),    BQ_LD(two31)};
+                  BQ_LD(one),    BQ_LD(magic3), BQ_LD(abs32),  BQ_LD(rebias), BQ_LD(r0fff),
+                  BQ_LD(one32),  BQ_LD(x24),    BQ_LD(min_normal16), BQ_LD(max_finite16),
+                  BQ_LD(h_inf),  BQ_LD(h_nan)};
   return k;
 }
 
@@ -86,19 +90,17 @@ static inline float bq_h2f_fast(uint16_t h) {
 
 /* f32 -> binary16 bits in the low half of each u32 lane, exactly as bq_fp32_to_fp16: integer
  * rounding for normal halves, and for subnormal ones |f| * 2^24 (exact) rounded to nearest even
- * by f32x4.nearest. Used once per 4 blocks or per 8 values, so its constants stay literals. */
-static inline v128_t bq_f2h_x4(v128_t f) {
-  const v128_t ax = wasm_v128_and(f, wasm_i32x4_splat(0x7FFFFFFF));
-  const v128_t sign = wasm_u32x4_shr(wasm_v128_and(f, wasm_i32x4_splat((int32_t)0x80000000)), 16);
-  v128_t r = wasm_i32x4_sub(ax, wasm_i32x4_splat(0x38000000));
-  r = wasm_i32x4_add(r, wasm_i32x4_add(wasm_i32x4_splat(0x0FFF),
-                                       wasm_v128_and(wasm_u32x4_shr(r, 13), wasm_i32x4_splat(1))));
+ * by f32x4.nearest, then turned into integer bits with the magic 2^23 (it is at most 1024). */
+static inline v128_t bq_f2h_x4(const bq_k *k, v128_t f) {
+  const v128_t ax = wasm_v128_and(f, k->abs32);
+  const v128_t sign = wasm_u32x4_shr(wasm_v128_and(f, k->signbit), 16);
+  v128_t r = wasm_i32x4_sub(ax, k->rebias);
+  r = wasm_i32x4_add(r, wasm_i32x4_add(k->r0fff, wasm_v128_and(wasm_u32x4_shr(r, 13), k->one32)));
   const v128_t normal = wasm_u32x4_shr(r, 13);
-  const v128_t sub =
-      wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(ax, wasm_f32x4_splat(0x1p24f))));
-  v128_t h = wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(ax, wasm_i32x4_splat(0x38800000)));
-  h = wasm_v128_bitselect(wasm_i32x4_splat(0x7C00), h, wasm_i32x4_ge(ax, wasm_i32x4_splat(0x47800000)));
-  h = wasm_v128_bitselect(wasm_i32x4_splat(0x7E00), h, wasm_i32x4_gt(ax, wasm_i32x4_splat(0x7F800000)));
+  const v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_nearest(wasm_f32x4_mul(ax, k->x24)), k->magic), k->magic);
+  v128_t h = wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(ax, k->min_normal16));
+  h = wasm_v128_bitselect(k->h_inf, h, wasm_i32x4_gt(ax, k->max_finite16));
+  h = wasm_v128_bitselect(k->h_nan, h, wasm_i32x4_gt(ax, k->inf32));
   return wasm_v128_or(h, sign);
 }
 
@@ -128,11 +130,11 @@ static inline v128_t bq_hsum4_i32(v128_t a, v128_t b, v128_t c, v128_t d) {
   return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
 }
 
-/* [max(a), max(b), max(c), max(d)] of four f32x4 without NaN. */
+/* [max(a), max(b), max(c), max(d)] of four f32x4 without NaN (pmax: maxps, one instruction). */
 static inline v128_t bq_hmax4_f32(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab = wasm_f32x4_max(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd = wasm_f32x4_max(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_f32x4_max(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
+  const v128_t ab = wasm_f32x4_pmax(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+  const v128_t cd = wasm_f32x4_pmax(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+  return wasm_f32x4_pmax(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
 }
 
 /* Sum over lanes of the products of i8x16 pairs (a0, b0) and (a1, b1), as i32x4 partial sums. */
@@ -303,15 +305,15 @@ static inline void bq_q8_1_ds(const bq_k *k, const uint8_t *b, v128_t *d, v128_t
   *s = bq_h2f_x4(k, wasm_u32x4_shr(yb, 16));
 }
 
-/* roundf(v) (half away from zero) converted the way bq_cvt_u8 does: NaN and |v| >= 2^31 give 0.
- * v - trunc(v) is exact, so comparing it with 0.5 finds the halves exactly. */
-static inline v128_t bq_roundf_i32(const bq_k *k, v128_t v) {
+/* roundf(v) (half away from zero) as an integer, for finite |v| < 2^22: v - trunc(v) is exact, so
+ * comparing it with 0.5 finds the halves exactly; the integer-valued result plus 1.5 * 2^23 has
+ * the integer in its low mantissa bits. (No i32x4.trunc_sat, which V8 expands a lot.) */
+static inline v128_t bq_roundf_small(const bq_k *k, v128_t v) {
   const v128_t t = wasm_f32x4_trunc(v);
   const v128_t up = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(v, t)), k->half);
   const v128_t one = wasm_v128_or(wasm_v128_and(v, k->signbit), k->one);
   const v128_t r = wasm_f32x4_add(t, wasm_v128_and(up, one));
-  const v128_t valid = wasm_f32x4_lt(wasm_f32x4_abs(r), k->two31);
-  return wasm_v128_and(wasm_i32x4_trunc_sat_f32x4(r), valid);
+  return wasm_i32x4_sub(wasm_f32x4_add(r, k->magic3), k->magic3);
 }
 
 /* acc += x . y for float element types: groups of 32 elements (loaded as floats by LOAD(p, k),

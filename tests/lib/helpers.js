@@ -40,20 +40,20 @@ export const SEED = Number(process.env.BQ_SEED ?? (Date.now() % 1e9));
 /**
  * Float inputs of n blocks that cover the edge cases block by block: gaussian, zeros, constants,
  * a negative max, exact .5 ties, tiny values whose fp16 scale underflows, scales that overflow
- * fp16, subnormals, NaN, +-Inf, and huge ranges.
+ * fp16, subnormals, NaN, +-Inf, a largest magnitude held with both signs, and huge ranges.
  */
 export function edgeInputs(nBlocks, seed) {
   const r = rng(seed);
   const x = new Float32Array(nBlocks * 32);
   for (let b = 0; b < nBlocks; b++) {
     const o = b * 32;
-    const kind = b % 14;
+    const kind = b % 15;
     for (let j = 0; j < 32; j++) {
       const g = r.normal();
       let v;
       switch (kind) {
         case 0: v = g; break;
-        case 1: v = 0; break;
+        case 1: v = j % 3 === 0 && j > 0 ? -0 : 0; break; // +0 first, then -0s
         case 2: v = 1.25; break;
         case 3: v = j === 5 ? -3 : r.next(); break;
         case 4: v = j === 0 ? 127 : (j % 2 ? 1 : -1) * (((j * 7) % 17) + 0.5); break;
@@ -65,6 +65,7 @@ export function edgeInputs(nBlocks, seed) {
         case 10: v = (j % 2 ? 1 : -1) * 3e38; break;
         case 11: v = j === 31 ? -1000 : g * 10; break;
         case 12: v = NaN; break;
+        case 13: v = j === 2 ? 5 : j === 9 ? -5 : g; break; // largest |x| with both signs: the first wins
         default: v = (j - 16) * 2 ** -20 + g * 1e3; break;
       }
       x[o + j] = v;
