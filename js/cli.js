@@ -22,6 +22,13 @@ const FILE_TYPE = { q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9 };
 
 class Usage extends Error {}
 
+/** A progress bar on a terminal (nothing when stderr is not a TTY). */
+/** @param {{ write(s: string): unknown, isTTY?: boolean }} err @param {number} done @param {number} total */
+function progress(err, done, total) {
+  if (!err.isTTY || total === 0) return;
+  err.write(`\r[${'#'.repeat(Math.round((30 * done) / total)).padEnd(30)}] ${((100 * done) / total).toFixed(0)}%${done === total ? '\n' : ''}`);
+}
+
 /** @param {string[]} args @param {string[]} flags flags taking a value @param {string[]} bools */
 function parseArgs(args, flags, bools = []) {
   /** @type {string[]} */
@@ -204,7 +211,7 @@ async function stats(args, print, err) {
         print(`${t.name.padEnd(32)} ${fmt.padEnd(6)} ${((typeSize * 8) / blockSize).toFixed(2).padStart(6)}   ${Math.sqrt(se / x.length).toExponential(4)}   ${mx.toExponential(4)}   ${snr.toFixed(2).padStart(7)}`);
       }
       done += t.nElements;
-      if (err.isTTY) err.write(`\r[${'#'.repeat(Math.round((30 * done) / total)).padEnd(30)}] ${((100 * done) / total).toFixed(0)}%${done === total ? '\n' : ''}`);
+      progress(err, done, total);
     }
     return 0;
   } finally {
@@ -265,7 +272,7 @@ async function quantize(args, print, err) {
         const padTo = header.length + offsets[i] + Math.ceil(plan[i].byteLength / alignment) * alignment;
         if (padTo > at) await out.write(new Uint8Array(padTo - at), 0, padTo - at, at);
         done += t.nElements;
-        if (err.isTTY) err.write(`\r[${'#'.repeat(Math.round((30 * done) / total)).padEnd(30)}] ${((100 * done) / total).toFixed(0)}%${done === total ? '\n' : ''}`);
+        progress(err, done, total);
       }
     } finally {
       await out.close();

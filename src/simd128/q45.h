@@ -75,16 +75,10 @@ static inline int bq_q45_quant4(const bq_k *k, const float *x, uint8_t *o, size_
   ok = wasm_v128_and(ok, wasm_f32x4_lt(wasm_f32x4_abs(id), k->inf32)); /* d subnormal: id = Inf */
   if (!wasm_i32x4_all_true(ok)) return 0;
   const v128_t hd = bq_f2h_x4(k, d);
-  wasm_v128_store16_lane(o, hd, 0);
-  wasm_v128_store16_lane(o + bs, hd, 2);
-  wasm_v128_store16_lane(o + 2 * bs, hd, 4);
-  wasm_v128_store16_lane(o + 3 * bs, hd, 6);
+  bq_store_u16x4(o, bs, hd);
   if (affine) {
     const v128_t hm = bq_f2h_x4(k, MN);
-    wasm_v128_store16_lane(o + 2, hm, 0);
-    wasm_v128_store16_lane(o + bs + 2, hm, 2);
-    wasm_v128_store16_lane(o + 2 * bs + 2, hm, 4);
-    wasm_v128_store16_lane(o + 3 * bs + 2, hm, 6);
+    bq_store_u16x4(o + 2, bs, hm);
   }
   const float off = affine ? 0.5f : five ? 16.5f : 8.5f;
   const int lim = five ? 31 : 15, clamp = !(five && affine);

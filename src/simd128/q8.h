@@ -51,10 +51,7 @@ static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t
   const v128_t ok = wasm_v128_and(wasm_f32x4_lt(sum, k->inf32), wasm_f32x4_lt(wasm_f32x4_abs(id), k->inf32));
   if (!wasm_i32x4_all_true(ok)) return 0;
   const v128_t h = bq_f2h_x4(k, d);
-  wasm_v128_store16_lane(o, h, 0);
-  wasm_v128_store16_lane(o + bs, h, 2);
-  wasm_v128_store16_lane(o + 2 * bs, h, 4);
-  wasm_v128_store16_lane(o + 3 * bs, h, 6);
+  bq_store_u16x4(o, bs, h);
   const v128_t s0 = bq_q8_codes(k, x, BQ_LANE(id, 0), o + qs_off);
   const v128_t s1 = bq_q8_codes(k, x + 32, BQ_LANE(id, 1), o + bs + qs_off);
   const v128_t s2 = bq_q8_codes(k, x + 64, BQ_LANE(id, 2), o + 2 * bs + qs_off);

@@ -14,10 +14,7 @@ BQ_QUANTIZE_PROTO(q8_1, __simd128) {
       continue;
     }
     const v128_t s = bq_f2h_x4(&k, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), d));
-    wasm_v128_store16_lane(o + 2, s, 0);
-    wasm_v128_store16_lane(o + 36 + 2, s, 2);
-    wasm_v128_store16_lane(o + 72 + 2, s, 4);
-    wasm_v128_store16_lane(o + 108 + 2, s, 6);
+    bq_store_u16x4(o + 2, 36, s);
   }
   for (; i < nb; i++, x += QK, o += 36) bq_q8_1_quantize_block__ref(x, o);
   return BQ_OK;

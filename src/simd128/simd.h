@@ -123,6 +123,14 @@ static inline v128_t bq_load_u32x4(const uint8_t *p, size_t stride) {
   return v;
 }
 
+/* The fp16 bits in u32 lanes 0..3 of h, stored at p, p + stride, p + 2 stride, p + 3 stride. */
+static inline void bq_store_u16x4(uint8_t *p, size_t stride, v128_t h) {
+  wasm_v128_store16_lane(p, h, 0);
+  wasm_v128_store16_lane(p + stride, h, 2);
+  wasm_v128_store16_lane(p + 2 * stride, h, 4);
+  wasm_v128_store16_lane(p + 3 * stride, h, 6);
+}
+
 /* [sum(a), sum(b), sum(c), sum(d)] of four i32x4 (exact, shuffles only). */
 static inline v128_t bq_hsum4_i32(v128_t a, v128_t b, v128_t c, v128_t d) {
   const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
