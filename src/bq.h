@@ -7,8 +7,9 @@
  * bq_<name>, which picks the fastest one the build has.
  *
  * Dot products accumulate into a caller-owned state of BQ_ACC_LANES floats (zero it first; read the
- * result with bq_acc_sum of the same ISA), so a long vector can be fed in pieces: the result does not
- * depend on where the pieces are cut as long as every cut falls on a multiple of BQ_DOT_STEP blocks. */
+ * result with bq_acc_sum of the same ISA), so a long vector can be fed in pieces: the result does
+ * not depend on where the pieces are cut as long as every cut falls on a multiple of BQ_DOT_STEP
+ * blocks. */
 #ifndef BQ_H
 #define BQ_H
 
@@ -49,7 +50,9 @@ int bq_type_max_id(void);
   int bq_##t##_stats##isa(const float *x, size_t n, float *rmse, float *max_abs, float *scale)
 
 /* Prototypes: the public name, the reference, and the SIMD128 kernel where one exists. */
-#define BQ_PROTOS_REF(P, ...) P(__VA_ARGS__, ); P(__VA_ARGS__, __ref);
+#define BQ_PROTOS_REF(P, ...) \
+  P(__VA_ARGS__, );           \
+  P(__VA_ARGS__, __ref);
 #ifdef __wasm_simd128__
 #define BQ_PROTOS_SIMD(P, ...) BQ_PROTOS_REF(P, __VA_ARGS__) P(__VA_ARGS__, __simd128);
 #else

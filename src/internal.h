@@ -12,12 +12,32 @@
 #define QK 32
 
 /* Block layouts as ggml lays them out (ggml-common.h); half values are raw IEEE binary16 bits. */
-typedef struct { uint16_t d; uint8_t qs[QK / 2]; } block_q4_0;
-typedef struct { uint16_t d, m; uint8_t qs[QK / 2]; } block_q4_1;
-typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_0;
-typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_1;
-typedef struct { uint16_t d; int8_t qs[QK]; } block_q8_0;
-typedef struct { uint16_t d, s; int8_t qs[QK]; } block_q8_1;
+typedef struct {
+  uint16_t d;
+  uint8_t qs[QK / 2];
+} block_q4_0;
+typedef struct {
+  uint16_t d, m;
+  uint8_t qs[QK / 2];
+} block_q4_1;
+typedef struct {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[QK / 2];
+} block_q5_0;
+typedef struct {
+  uint16_t d, m;
+  uint8_t qh[4];
+  uint8_t qs[QK / 2];
+} block_q5_1;
+typedef struct {
+  uint16_t d;
+  int8_t qs[QK];
+} block_q8_0;
+typedef struct {
+  uint16_t d, s;
+  int8_t qs[QK];
+} block_q8_1;
 
 static_assert(sizeof(block_q4_0) == 18, "q4_0 block");
 static_assert(sizeof(block_q4_1) == 20, "q4_1 block");
@@ -57,9 +77,9 @@ static inline void bq_wr16(void *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline float bq_h2f(uint16_t h) { return bq_fp16_to_fp32(h); }
 
 /* ggml converts with a C cast, (int8_t)(float) or (uint8_t)(float). C leaves NaN and out-of-range
- * values undefined; on x86-64, where ggml's reference vectors are made, the cast is cvttss2si into a
- * 32-bit register (NaN and |x| >= 2^31 give INT32_MIN) and the low byte is kept. We pin exactly that,
- * so the reference is defined on every compiler and matches ggml for NaN and Inf inputs. */
+ * values undefined; on x86-64, where ggml's reference vectors are made, the cast is cvttss2si into
+ * a 32-bit register (NaN and |x| >= 2^31 give INT32_MIN) and the low byte is kept. We pin exactly
+ * that, so the reference is defined on every compiler and matches ggml for NaN and Inf inputs. */
 static inline uint8_t bq_cvt_u8(float x) {
   if (!(x >= -2147483648.0f && x < 2147483648.0f)) return 0; /* low byte of INT32_MIN */
   return (uint8_t)(uint32_t)(int32_t)x;

@@ -1,7 +1,7 @@
 /* The type table, generated from types.inc. */
-#include "bq.h"
-
 #include <stddef.h>
+
+#include "bq.h"
 
 struct bq_type_row {
   const char *name;

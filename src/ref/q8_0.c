@@ -19,7 +19,8 @@ void bq_q8_0_quantize_block__ref(const float *x, void *out) {
 
 BQ_QUANTIZE_PROTO(q8_0, __ref) {
   if (n % QK) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK; i++) bq_q8_0_quantize_block__ref(x + i * QK, (uint8_t *)y + i * 34);
+  for (size_t i = 0; i < n / QK; i++)
+    bq_q8_0_quantize_block__ref(x + i * QK, (uint8_t *)y + i * 34);
   return BQ_OK;
 }
 

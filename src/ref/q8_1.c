@@ -22,7 +22,8 @@ void bq_q8_1_quantize_block__ref(const float *x, void *out) {
 
 BQ_QUANTIZE_PROTO(q8_1, __ref) {
   if (n % QK) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK; i++) bq_q8_1_quantize_block__ref(x + i * QK, (uint8_t *)y + i * 36);
+  for (size_t i = 0; i < n / QK; i++)
+    bq_q8_1_quantize_block__ref(x + i * QK, (uint8_t *)y + i * 36);
   return BQ_OK;
 }
 

@@ -3,8 +3,8 @@
 
 /* Round to nearest even on the top half; NaN keeps its top half, forced quiet. */
 static inline v128_t f2bf_x4(v128_t u) {
-  const v128_t nan = wasm_i32x4_gt(wasm_v128_and(u, wasm_i32x4_splat(0x7FFFFFFF)),
-                                   wasm_i32x4_splat(0x7F800000));
+  const v128_t nan =
+      wasm_i32x4_gt(wasm_v128_and(u, wasm_i32x4_splat(0x7FFFFFFF)), wasm_i32x4_splat(0x7F800000));
   const v128_t bias = wasm_i32x4_add(wasm_i32x4_splat(0x7FFF),
                                      wasm_v128_and(wasm_u32x4_shr(u, 16), wasm_i32x4_splat(1)));
   const v128_t r = wasm_u32x4_shr(wasm_i32x4_add(u, bias), 16);

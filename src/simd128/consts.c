@@ -4,8 +4,9 @@
  * its own file is opaque to the compiler, so the loaded values stay in locals (registers). */
 #include "simd.h"
 
-#define S4(v) {(v), (v), (v), (v)}
-#define B16(v) S4((v) * 0x01010101u)
+#define S4(v) \
+  { (v), (v), (v), (v) }
+#define B16(v) S4((v)*0x01010101u)
 
 bq_const_table bq_simd_consts = {
     .nib = B16(0x0F),
@@ -15,10 +16,10 @@ bq_const_table bq_simd_consts = {
     .m15 = S4(15),
     .m15x16 = S4(0x000F000F),
     .b128x16 = S4(0x00800080),
-    .magic = S4(0x4B000000),  /* the float 2^23 */
-    .off8 = S4(0x4B000008),   /* 2^23 + 8 */
-    .off16 = S4(0x4B000010),  /* 2^23 + 16 */
-    .off128 = S4(0x4B000080), /* 2^23 + 128 */
+    .magic = S4(0x4B000000),   /* the float 2^23 */
+    .off8 = S4(0x4B000008),    /* 2^23 + 8 */
+    .off16 = S4(0x4B000010),   /* 2^23 + 16 */
+    .off128 = S4(0x4B000080),  /* 2^23 + 128 */
     .magic16 = S4(0x4B004B00), /* u16 lanes holding the top half of 2^23 */
     .lo16 = S4(0xFFFF),
     .em = S4(0x7FFF),
@@ -27,15 +28,15 @@ bq_const_table bq_simd_consts = {
     .inf32 = S4(0x7F800000), /* also +Inf as a float */
     .e31 = S4(0x7C00),
     .quiet = S4(0x400000),
-    .half = S4(0x3F000000),    /* 0.5f */
+    .half = S4(0x3F000000), /* 0.5f */
     .signbit = S4(0x80000000),
-    .one = S4(0x3F800000),     /* 1.0f */
-    .magic3 = S4(0x4B400000),  /* 1.5 * 2^23: integers +-2^22 in its low mantissa bits */
+    .one = S4(0x3F800000),    /* 1.0f */
+    .magic3 = S4(0x4B400000), /* 1.5 * 2^23: integers +-2^22 in its low mantissa bits */
     .abs32 = S4(0x7FFFFFFF),
-    .rebias = S4(0x38000000),  /* (127 - 15) << 23: f32 exponent -> f16 exponent */
-    .r0fff = S4(0x0FFF),       /* round to nearest, ties handled by the odd bit */
+    .rebias = S4(0x38000000), /* (127 - 15) << 23: f32 exponent -> f16 exponent */
+    .r0fff = S4(0x0FFF),      /* round to nearest, ties handled by the odd bit */
     .one32 = S4(1),
-    .x24 = S4(0x4B800000),     /* 2^24: |f| in units of the smallest f16 subnormal */
+    .x24 = S4(0x4B800000),          /* 2^24: |f| in units of the smallest f16 subnormal */
     .min_normal16 = S4(0x38800000), /* 2^-14 */
     .max_finite16 = S4(0x477FFFFF), /* below 65536: larger (and Inf) -> f16 Inf */
     .h_inf = S4(0x7C00),

@@ -6,8 +6,10 @@ BQ_QUANTIZE_PROTO(f16, __simd128) {
   uint8_t *o = y;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const v128_t h0 = bq_f2h_x4(&k, wasm_v128_load(x + i)), h1 = bq_f2h_x4(&k, wasm_v128_load(x + i + 4));
-    wasm_v128_store(o + 2 * i, wasm_u16x8_narrow_i32x4(h0, h1)); /* lanes <= 0xFFFF: no saturation */
+    const v128_t h0 = bq_f2h_x4(&k, wasm_v128_load(x + i)),
+                 h1 = bq_f2h_x4(&k, wasm_v128_load(x + i + 4));
+    wasm_v128_store(o + 2 * i,
+                    wasm_u16x8_narrow_i32x4(h0, h1)); /* lanes <= 0xFFFF: no saturation */
   }
   for (; i < n; i++) bq_wr16(o + 2 * i, bq_fp32_to_fp16(x[i]));
   return BQ_OK;

@@ -22,7 +22,8 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_prep
     wasm_v128_store(prep_d + i, bq_h2f_x4(&k, wasm_v128_and(ds, k.lo16)));
     wasm_v128_store(prep_s + i, bq_h2f_x4(&k, wasm_u32x4_shr(ds, 16)));
     for (int b = 0; b < 4; b++) {
-      const v128_t q0 = wasm_v128_load(x + b * bs + qs_off), q1 = wasm_v128_load(x + b * bs + qs_off + 16);
+      const v128_t q0 = wasm_v128_load(x + b * bs + qs_off),
+                   q1 = wasm_v128_load(x + b * bs + qs_off + 16);
       int16_t *o = prep_q + (i + b) * QK;
       wasm_v128_store(o, wasm_i16x8_extend_low_i8x16(q0));
       wasm_v128_store(o + 8, wasm_i16x8_extend_high_i8x16(q0));

@@ -10,9 +10,12 @@
 #include "simd.h"
 
 static inline v128_t bq_hmin4_f32(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab = wasm_f32x4_pmin(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd = wasm_f32x4_pmin(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_f32x4_pmin(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
+  const v128_t ab =
+      wasm_f32x4_pmin(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+  const v128_t cd =
+      wasm_f32x4_pmin(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+  return wasm_f32x4_pmin(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
+                         wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
 }
 
 /* (int)v for v in [0, 2^23), v finite: trunc, then the magic 2^23 turns the integer-valued float
@@ -35,8 +38,10 @@ static inline void bq_q45_codes(const bq_k *k, const float *x, v128_t id, v128_t
     c[j] = bq_trunc_small(k, wasm_f32x4_add(wasm_f32x4_mul(v, id), vo));
     if (clamp) c[j] = wasm_i32x4_min(c[j], vl);
   }
-  *lo = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[0], c[1]), wasm_i16x8_narrow_i32x4(c[2], c[3]));
-  *hi = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[4], c[5]), wasm_i16x8_narrow_i32x4(c[6], c[7]));
+  *lo = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[0], c[1]),
+                                wasm_i16x8_narrow_i32x4(c[2], c[3]));
+  *hi = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[4], c[5]),
+                                wasm_i16x8_narrow_i32x4(c[6], c[7]));
 }
 
 /* Four blocks at x to o (block size bs). five: 5-bit codes with qh; affine: Q4_1/Q5_1 (d, m).
@@ -104,17 +109,17 @@ static inline int bq_q45_quant4(const bq_k *k, const float *x, uint8_t *o, size_
 }
 
 /* The whole quantizer: groups of 4 blocks, the rest (and refused groups) by the reference. */
-#define BQ_Q45_QUANTIZE(t, BS, FIVE, AFFINE)                                                   \
-  BQ_QUANTIZE_PROTO(t, __simd128) {                                                           \
-    if (n % QK) return BQ_EINVAL;                                                             \
-    const bq_k k = bq_consts();                                                               \
-    const size_t nb = n / QK;                                                                 \
-    uint8_t *o = y;                                                                           \
-    size_t i = 0;                                                                             \
-    for (; i + 4 <= nb; i += 4, x += 4 * QK, o += 4 * (BS))                                   \
+#define BQ_Q45_QUANTIZE(t, BS, FIVE, AFFINE)                                                      \
+  BQ_QUANTIZE_PROTO(t, __simd128) {                                                               \
+    if (n % QK) return BQ_EINVAL;                                                                 \
+    const bq_k k = bq_consts();                                                                   \
+    const size_t nb = n / QK;                                                                     \
+    uint8_t *o = y;                                                                               \
+    size_t i = 0;                                                                                 \
+    for (; i + 4 <= nb; i += 4, x += 4 * QK, o += 4 * (BS))                                       \
       if (!bq_q45_quant4(&k, x, o, (BS), (FIVE), (AFFINE))) bq_##t##_quantize__ref(x, o, 4 * QK); \
-    if (i < nb) bq_##t##_quantize__ref(x, o, (nb - i) * QK);                                  \
-    return BQ_OK;                                                                             \
+    if (i < nb) bq_##t##_quantize__ref(x, o, (nb - i) * QK);                                      \
+    return BQ_OK;                                                                                 \
   }
 
 #endif

@@ -1,13 +1,14 @@
 /* Q4_0 SIMD128 kernels; same results as ref/q4_0.c (dot: same per-block terms, 4-lane sum). */
 #include "q45.h"
 
-/* The 32 weights (q - 8) * d of the block at p, as 8 vectors: low nibbles are elements 0..15, high 16..31. */
+/* The 32 weights (q - 8) * d of the block at p, as 8 vectors: low nibbles are elements 0..15,
+ * high 16..31. */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t w[8]) {
   /* Code bytes 0-7 and 8-15 loaded zero-extended to u16 (one instruction each); nibbles split
    * there with a native 16-bit shift. Element j: low nibble of byte j, j + 16: high nibble. */
   const v128_t b0 = wasm_u16x8_load8x8(p + 2), b1 = wasm_u16x8_load8x8(p + 10);
-  const v128_t u[4] = {wasm_v128_and(b0, k->m15x16), wasm_v128_and(b1, k->m15x16), wasm_u16x8_shr(b0, 4),
-                       wasm_u16x8_shr(b1, 4)};
+  const v128_t u[4] = {wasm_v128_and(b0, k->m15x16), wasm_v128_and(b1, k->m15x16),
+                       wasm_u16x8_shr(b0, 4), wasm_u16x8_shr(b1, 4)};
   for (int h = 0; h < 4; h++) {
     v128_t c[2];
     bq_u16_to_magic(k, u[h], c);

@@ -6,12 +6,13 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, 
   /* Code bytes 0-7 and 8-15 loaded zero-extended to u16 (one instruction each); nibbles split
    * there with a native 16-bit shift. Element j: low nibble of byte j, j + 16: high nibble. */
   const v128_t b0 = wasm_u16x8_load8x8(p + 4), b1 = wasm_u16x8_load8x8(p + 12);
-  const v128_t u[4] = {wasm_v128_and(b0, k->m15x16), wasm_v128_and(b1, k->m15x16), wasm_u16x8_shr(b0, 4),
-                       wasm_u16x8_shr(b1, 4)};
+  const v128_t u[4] = {wasm_v128_and(b0, k->m15x16), wasm_v128_and(b1, k->m15x16),
+                       wasm_u16x8_shr(b0, 4), wasm_u16x8_shr(b1, 4)};
   for (int h = 0; h < 4; h++) {
     v128_t c[2];
     bq_u16_to_magic(k, u[h], c);
-    for (int j = 0; j < 2; j++) w[2 * h + j] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->magic), d), m);
+    for (int j = 0; j < 2; j++)
+      w[2 * h + j] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->magic), d), m);
   }
 }
 
@@ -50,7 +51,8 @@ BQ_DOT_PROTO(q4_1, q8_1, __simd128) {
 
 static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
   v128_t w[8];
-  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2))), w);
+  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))),
+          wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2))), w);
   for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
   return bq_sum8(w);
 }

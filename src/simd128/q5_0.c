@@ -67,7 +67,8 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
   for (int b = 0; b < 4; b++) {
     v128_t lo, hi;
     bq_codes5(k, a + 22 * b + 2, a + 22 * b + 6, &lo, &hi);
-    s[b] = bq_dot_i8_i16(wasm_i8x16_sub(lo, k->b16), wasm_i8x16_sub(hi, k->b16), p->q + (i + b) * QK);
+    s[b] =
+        bq_dot_i8_i16(wasm_i8x16_sub(lo, k->b16), wasm_i8x16_sub(hi, k->b16), p->q + (i + b) * QK);
   }
   const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
   const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 22)), dy = wasm_v128_load(p->d + i);

@@ -49,7 +49,8 @@ BQ_DOT_PROTO(q5_1, q8_1, __simd128) {
 
 static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
   v128_t w[8];
-  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2))), w);
+  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))),
+          wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2))), w);
   for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
   return bq_sum8(w);
 }

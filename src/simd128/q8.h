@@ -22,7 +22,8 @@ static inline v128_t bq_q8_amax(const float *x, v128_t *sum) {
 /* The 32 codes roundf(x * id) of one block, stored at q; returns their per-lane sums. */
 static inline v128_t bq_q8_codes(const bq_k *k, const float *x, v128_t id, uint8_t *q) {
   v128_t c[8];
-  for (int j = 0; j < 8; j++) c[j] = bq_roundf_small(k, wasm_f32x4_mul(wasm_v128_load(x + 4 * j), id));
+  for (int j = 0; j < 8; j++)
+    c[j] = bq_roundf_small(k, wasm_f32x4_mul(wasm_v128_load(x + 4 * j), id));
   const v128_t a = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[0], c[1]),
                                            wasm_i16x8_narrow_i32x4(c[2], c[3]));
   const v128_t b = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[4], c[5]),
@@ -36,19 +37,20 @@ static inline v128_t bq_q8_codes(const bq_k *k, const float *x, v128_t id, uint8
 /* Four blocks of Q8 activations (stride bs bytes, codes at offset qs_off); returns d of each block
  * and leaves the code sums in *sums. A group with a NaN or Inf goes to the reference, whose
  * sequential max scan treats NaN the way ggml's does; returns 0 then. */
-static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t bs, size_t qs_off, v128_t *d_out,
-                         v128_t *sums) {
+static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t bs, size_t qs_off,
+                               v128_t *d_out, v128_t *sums) {
   /* pmax is an exact maximum of finite values; the sum of |x| catches NaN and Inf (and, rarely,
    * an overflowing sum of finite values, which just takes the reference path). */
   v128_t sum = wasm_f32x4_splat(0.0f);
-  const v128_t a0 = bq_q8_amax(x, &sum), a1 = bq_q8_amax(x + 32, &sum), a2 = bq_q8_amax(x + 64, &sum),
-               a3 = bq_q8_amax(x + 96, &sum);
+  const v128_t a0 = bq_q8_amax(x, &sum), a1 = bq_q8_amax(x + 32, &sum),
+               a2 = bq_q8_amax(x + 64, &sum), a3 = bq_q8_amax(x + 96, &sum);
   const v128_t amax = bq_hmax4_f32(a0, a1, a2, a3);
   const v128_t d = wasm_f32x4_div(amax, wasm_f32x4_splat(127.0f));
   const v128_t zero = wasm_f32x4_splat(0.0f);
   const v128_t id = wasm_v128_andnot(wasm_f32x4_div(k->one, d), wasm_f32x4_eq(d, zero));
   /* Finite inputs and a finite 1/d (not so for a subnormal d) keep every x * id within +-127.x. */
-  const v128_t ok = wasm_v128_and(wasm_f32x4_lt(sum, k->inf32), wasm_f32x4_lt(wasm_f32x4_abs(id), k->inf32));
+  const v128_t ok =
+      wasm_v128_and(wasm_f32x4_lt(sum, k->inf32), wasm_f32x4_lt(wasm_f32x4_abs(id), k->inf32));
   if (!wasm_i32x4_all_true(ok)) return 0;
   const v128_t h = bq_f2h_x4(k, d);
   bq_store_u16x4(o, bs, h);

@@ -64,7 +64,8 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
   (void)k;
   v128_t s[4];
   for (int b = 0; b < 4; b++)
-    s[b] = bq_dot_i8_i16(wasm_v128_load(a + 34 * b + 2), wasm_v128_load(a + 34 * b + 18), p->q + (i + b) * QK);
+    s[b] = bq_dot_i8_i16(wasm_v128_load(a + 34 * b + 2), wasm_v128_load(a + 34 * b + 18),
+                         p->q + (i + b) * QK);
   const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
   const v128_t dx = bq_h2f_x4(k, bq_load_u16x4(a, 34)), dy = wasm_v128_load(p->d + i);
   return wasm_f32x4_mul(wasm_f32x4_convert_i32x4(si), wasm_f32x4_mul(dx, dy));

@@ -17,29 +17,31 @@
 
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
-  uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4], off16[4],
-      off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4], half[4], signbit[4], one[4], magic3[4], abs32[4], rebias[4], r0fff[4], one32[4], x24[4],
-      min_normal16[4], max_finite16[4], h_inf[4], h_nan[4];
+  uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4],
+      off16[4], off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4],
+      quiet[4], half[4], signbit[4], one[4], magic3[4], abs32[4], rebias[4], r0fff[4], one32[4],
+      x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
 /* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
-  v128_t nib, b8, b16, flip, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em, sign16, x112, inf32,
-      e31, quiet, half, signbit, one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16,
-      max_finite16, h_inf, h_nan;
+  v128_t nib, b8, b16, flip, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em,
+      sign16, x112, inf32, e31, quiet, half, signbit, one, magic3, abs32, rebias, r0fff, one32, x24,
+      min_normal16, max_finite16, h_inf, h_nan;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
 static inline bq_k bq_consts(void) {
-  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),    BQ_LD(b16),    BQ_LD(flip),
-                  BQ_LD(m15),   BQ_LD(m15x16), BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),   BQ_LD(off16),
-                  BQ_LD(off128), BQ_LD(magic16), BQ_LD(lo16),  BQ_LD(em),     BQ_LD(sign16), BQ_LD(x112),
-                  BQ_LD(inf32),  BQ_LD(e31),   BQ_LD(quiet),  BQ_LD(half),   BQ_LD(signbit),
-                  BQ_LD(one),    BQ_LD(magic3), BQ_LD(abs32),  BQ_LD(rebias), BQ_LD(r0fff),
-                  BQ_LD(one32),  BQ_LD(x24),    BQ_LD(min_normal16), BQ_LD(max_finite16),
-                  BQ_LD(h_inf),  BQ_LD(h_nan)};
+  const bq_k k = {BQ_LD(nib),          BQ_LD(b8),           BQ_LD(b16),     BQ_LD(flip),
+                  BQ_LD(m15),          BQ_LD(m15x16),       BQ_LD(b128x16), BQ_LD(magic),
+                  BQ_LD(off8),         BQ_LD(off16),        BQ_LD(off128),  BQ_LD(magic16),
+                  BQ_LD(lo16),         BQ_LD(em),           BQ_LD(sign16),  BQ_LD(x112),
+                  BQ_LD(inf32),        BQ_LD(e31),          BQ_LD(quiet),   BQ_LD(half),
+                  BQ_LD(signbit),      BQ_LD(one),          BQ_LD(magic3),  BQ_LD(abs32),
+                  BQ_LD(rebias),       BQ_LD(r0fff),        BQ_LD(one32),   BQ_LD(x24),
+                  BQ_LD(min_normal16), BQ_LD(max_finite16), BQ_LD(h_inf),   BQ_LD(h_nan)};
   return k;
 }
 
@@ -52,7 +54,8 @@ static inline bq_k bq_consts(void) {
 static inline void bq_bytes_to_magic(const bq_k *k, v128_t v, v128_t w[4]) {
   const v128_t z = wasm_i32x4_splat(0);
   const v128_t l = wasm_i8x16_shuffle(v, z, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const v128_t h = wasm_i8x16_shuffle(v, z, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const v128_t h =
+      wasm_i8x16_shuffle(v, z, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   w[0] = wasm_i16x8_shuffle(l, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
   w[1] = wasm_i16x8_shuffle(l, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
   w[2] = wasm_i16x8_shuffle(h, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
@@ -74,8 +77,8 @@ static inline v128_t bq_h2f_x4(const bq_k *k, v128_t h) {
   const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, k->sign16), 16);
   const v128_t sh = wasm_i32x4_shl(em, 13);
   const v128_t f = wasm_f32x4_mul(sh, k->x112);
-  const v128_t special = wasm_v128_or(wasm_v128_or(sh, k->inf32),
-                                      wasm_v128_and(wasm_i32x4_gt(em, k->e31), k->quiet));
+  const v128_t special =
+      wasm_v128_or(wasm_v128_or(sh, k->inf32), wasm_v128_and(wasm_i32x4_gt(em, k->e31), k->quiet));
   const v128_t r = wasm_v128_bitselect(special, f, wasm_i32x4_ge(em, k->e31));
   return wasm_v128_or(r, sign);
 }
@@ -97,7 +100,8 @@ static inline v128_t bq_f2h_x4(const bq_k *k, v128_t f) {
   v128_t r = wasm_i32x4_sub(ax, k->rebias);
   r = wasm_i32x4_add(r, wasm_i32x4_add(k->r0fff, wasm_v128_and(wasm_u32x4_shr(r, 13), k->one32)));
   const v128_t normal = wasm_u32x4_shr(r, 13);
-  const v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_nearest(wasm_f32x4_mul(ax, k->x24)), k->magic), k->magic);
+  const v128_t sub = wasm_i32x4_sub(
+      wasm_f32x4_add(wasm_f32x4_nearest(wasm_f32x4_mul(ax, k->x24)), k->magic), k->magic);
   v128_t h = wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(ax, k->min_normal16));
   h = wasm_v128_bitselect(k->h_inf, h, wasm_i32x4_gt(ax, k->max_finite16));
   h = wasm_v128_bitselect(k->h_nan, h, wasm_i32x4_gt(ax, k->inf32));
@@ -133,38 +137,52 @@ static inline void bq_store_u16x4(uint8_t *p, size_t stride, v128_t h) {
 
 /* [sum(a), sum(b), sum(c), sum(d)] of four i32x4 (exact, shuffles only). */
 static inline v128_t bq_hsum4_i32(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
+  const v128_t ab =
+      wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+  const v128_t cd =
+      wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+  return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
+                        wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
 }
 
 /* [max(a), max(b), max(c), max(d)] of four f32x4 without NaN (pmax: maxps, one instruction). */
 static inline v128_t bq_hmax4_f32(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab = wasm_f32x4_pmax(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd = wasm_f32x4_pmax(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_f32x4_pmax(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
+  const v128_t ab =
+      wasm_f32x4_pmax(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+  const v128_t cd =
+      wasm_f32x4_pmax(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+  return wasm_f32x4_pmax(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
+                         wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
 }
 
 /* Sum over lanes of the products of i8x16 pairs (a0, b0) and (a1, b1), as i32x4 partial sums. */
 static inline v128_t bq_dot_i8x32(v128_t a0, v128_t a1, v128_t b0, v128_t b1) {
   v128_t p = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a0), wasm_i16x8_extend_low_i8x16(b0));
-  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a0), wasm_i16x8_extend_high_i8x16(b0)));
-  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a1), wasm_i16x8_extend_low_i8x16(b1)));
-  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a1), wasm_i16x8_extend_high_i8x16(b1)));
+  p = wasm_i32x4_add(
+      p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a0), wasm_i16x8_extend_high_i8x16(b0)));
+  p = wasm_i32x4_add(
+      p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a1), wasm_i16x8_extend_low_i8x16(b1)));
+  p = wasm_i32x4_add(
+      p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a1), wasm_i16x8_extend_high_i8x16(b1)));
   return p;
 }
 
 /* The high nibble of each byte. A 16-bit shift and a mask: V8 has no 8-bit shift and builds one
  * from several instructions. */
-static inline v128_t bq_hi4(const bq_k *k, v128_t q) { return wasm_v128_and(wasm_u16x8_shr(q, 4), k->nib); }
+static inline v128_t bq_hi4(const bq_k *k, v128_t q) {
+  return wasm_v128_and(wasm_u16x8_shr(q, 4), k->nib);
+}
 
 extern uint64_t bq_qh_spread[256]; /* consts.c */
 
 /* Codes 0..31 of elements 0..15 (lo) and 16..31 (hi) of the Q5 block whose qh is at h, qs at s:
  * nibbles OR'd with the 5th bits, each qh byte spread to 8 bytes of 0x10 / 0x00 by a table. */
-static inline void bq_codes5(const bq_k *k, const uint8_t *h, const uint8_t *s, v128_t *lo, v128_t *hi) {
-  const v128_t b01 = wasm_v128_load64_lane(&bq_qh_spread[h[1]], wasm_v128_load64_zero(&bq_qh_spread[h[0]]), 1);
-  const v128_t b23 = wasm_v128_load64_lane(&bq_qh_spread[h[3]], wasm_v128_load64_zero(&bq_qh_spread[h[2]]), 1);
+static inline void bq_codes5(const bq_k *k, const uint8_t *h, const uint8_t *s, v128_t *lo,
+                             v128_t *hi) {
+  const v128_t b01 =
+      wasm_v128_load64_lane(&bq_qh_spread[h[1]], wasm_v128_load64_zero(&bq_qh_spread[h[0]]), 1);
+  const v128_t b23 =
+      wasm_v128_load64_lane(&bq_qh_spread[h[3]], wasm_v128_load64_zero(&bq_qh_spread[h[2]]), 1);
   const v128_t q = wasm_v128_load(s);
   *lo = wasm_v128_or(wasm_v128_and(q, k->nib), b01);
   *hi = wasm_v128_or(bq_hi4(k, q), b23);
@@ -290,9 +308,12 @@ static inline int bq_matvec_prepared(const uint8_t *w, size_t rows, size_t cols,
  * against prepared i16 activations. */
 static inline v128_t bq_dot_i8_i16(v128_t lo, v128_t hi, const int16_t *q) {
   v128_t p = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(lo), wasm_v128_load(q));
-  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(lo), wasm_v128_load(q + 8)));
-  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(hi), wasm_v128_load(q + 16)));
-  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(hi), wasm_v128_load(q + 24)));
+  p = wasm_i32x4_add(p,
+                     wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(lo), wasm_v128_load(q + 8)));
+  p = wasm_i32x4_add(p,
+                     wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(hi), wasm_v128_load(q + 16)));
+  p = wasm_i32x4_add(
+      p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(hi), wasm_v128_load(q + 24)));
   return p;
 }
 
@@ -301,7 +322,8 @@ static inline v128_t bq_dot_i8_i16(v128_t lo, v128_t hi, const int16_t *q) {
 static inline v128_t bq_terms_dm(const bq_k *k, const uint8_t *a, size_t xs, v128_t dy, v128_t sy,
                                  v128_t si) {
   const v128_t xa = bq_load_u32x4(a, xs);
-  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)), mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
+  const v128_t dx = bq_h2f_x4(k, wasm_v128_and(xa, k->lo16)),
+               mx = bq_h2f_x4(k, wasm_u32x4_shr(xa, 16));
   return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(dx, dy), wasm_f32x4_convert_i32x4(si)),
                         wasm_f32x4_mul(mx, sy));
 }
@@ -327,32 +349,31 @@ static inline v128_t bq_roundf_small(const bq_k *k, v128_t v) {
 /* acc += x . y for float element types: groups of 32 elements (loaded as floats by LOAD(p, k),
  * the k-th group of 4 at element p) sum into one vector, as in the block kernels; a last partial
  * group runs on zero-padded copies.  */
-#define BQ_DOT_FLOAT(ESIZE, LOAD)                                                   \
-  const bq_k k = bq_consts();                                                      \
-  const uint8_t *a = x;                                                            \
-  const float *v = y;                                                              \
-  v128_t sum = wasm_v128_load(acc);                                                \
-  size_t i = 0;                                                                    \
-  for (; i + QK <= n; i += QK) {                                                   \
-    v128_t p[8];                                                                   \
-    for (int j = 0; j < 8; j++)                                                    \
+#define BQ_DOT_FLOAT(ESIZE, LOAD)                                                          \
+  const bq_k k = bq_consts();                                                              \
+  const uint8_t *a = x;                                                                    \
+  const float *v = y;                                                                      \
+  v128_t sum = wasm_v128_load(acc);                                                        \
+  size_t i = 0;                                                                            \
+  for (; i + QK <= n; i += QK) {                                                           \
+    v128_t p[8];                                                                           \
+    for (int j = 0; j < 8; j++)                                                            \
       p[j] = wasm_f32x4_mul(LOAD(a + (i + 4 * j) * ESIZE), wasm_v128_load(v + i + 4 * j)); \
-    sum = wasm_f32x4_add(sum, bq_sum8(p));                                         \
-  }                                                                                \
-  if (i < n) {                                                                     \
-    uint8_t ta[QK * ESIZE];                                                        \
-    float tv[QK];                                                                  \
-    memset(ta, 0, sizeof ta);                                                      \
-    memset(tv, 0, sizeof tv);                                                      \
-    memcpy(ta, a + i * ESIZE, (n - i) * ESIZE);                                    \
-    memcpy(tv, v + i, (n - i) * 4);                                                \
-    v128_t p[8];                                                                   \
-    for (int j = 0; j < 8; j++)                                                    \
-      p[j] = wasm_f32x4_mul(LOAD(ta + 4 * j * ESIZE), wasm_v128_load(tv + 4 * j)); \
-    sum = wasm_f32x4_add(sum, bq_sum8(p));                                         \
-  }                                                                                \
-  wasm_v128_store(acc, sum);                                                       \
+    sum = wasm_f32x4_add(sum, bq_sum8(p));                                                 \
+  }                                                                                        \
+  if (i < n) {                                                                             \
+    uint8_t ta[QK * ESIZE];                                                                \
+    float tv[QK];                                                                          \
+    memset(ta, 0, sizeof ta);                                                              \
+    memset(tv, 0, sizeof tv);                                                              \
+    memcpy(ta, a + i * ESIZE, (n - i) * ESIZE);                                            \
+    memcpy(tv, v + i, (n - i) * 4);                                                        \
+    v128_t p[8];                                                                           \
+    for (int j = 0; j < 8; j++)                                                            \
+      p[j] = wasm_f32x4_mul(LOAD(ta + 4 * j * ESIZE), wasm_v128_load(tv + 4 * j));         \
+    sum = wasm_f32x4_add(sum, bq_sum8(p));                                                 \
+  }                                                                                        \
+  wasm_v128_store(acc, sum);                                                               \
   return BQ_OK;
-
 
 #endif

@@ -6,16 +6,16 @@
 
 static long bq_checks, bq_failures;
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    bq_checks++;                                           \
-    if (!(cond)) {                                         \
-      if (bq_failures++ < 20) {                            \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);   \
-        fprintf(stderr, __VA_ARGS__);                      \
-        fputc('\n', stderr);                               \
-      }                                                    \
-    }                                                      \
+#define CHECK(cond, ...)                                \
+  do {                                                  \
+    bq_checks++;                                        \
+    if (!(cond)) {                                      \
+      if (bq_failures++ < 20) {                         \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__);                   \
+        fputc('\n', stderr);                            \
+      }                                                 \
+    }                                                   \
   } while (0)
 
 static int check_report(const char *name) {

@@ -55,8 +55,8 @@ static const struct {
     {"q8_0_q8_0", bq_q8_0_dot_q8_0__ref},
 };
 
-static const char *inputs[] = {"gaussian", "gaussian_b", "zeros",    "alternating",
-                               "tiny_1e-8", "negmax",    "ramp",     "round_half"};
+static const char *inputs[] = {"gaussian",  "gaussian_b", "zeros", "alternating",
+                               "tiny_1e-8", "negmax",     "ramp",  "round_half"};
 
 static void golden_codecs(void) {
   for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
@@ -86,8 +86,8 @@ static void golden_codecs(void) {
         memcpy(&got, &dq[k], 4);
         diff += got != want_dq[k];
       }
-      CHECK(diff == 0, "%s.%s: dequantize differs in %zu of %zu values", inputs[i],
-            types[t].name, diff, n);
+      CHECK(diff == 0, "%s.%s: dequantize differs in %zu of %zu values", inputs[i], types[t].name,
+            diff, n);
       free(q), free(dq), free(want_q), free(want_dq);
     }
     free(x);
@@ -128,21 +128,21 @@ static void edge_inputs(void) {
   enum { N = 32 * 8 };
   float x[N];
   for (int i = 0; i < N; i++) x[i] = (float)((i * 37) % 61 - 30) * 0.25f;
-  x[3] = NAN;                  /* block 0: one NaN */
-  x[32 + 5] = INFINITY;        /* block 1: +Inf */
-  x[64 + 7] = -INFINITY;       /* block 2: -Inf */
-  for (int j = 0; j < 32; j++) x[96 + j] = NAN;                    /* block 3: all NaN */
+  x[3] = NAN;                                                       /* block 0: one NaN */
+  x[32 + 5] = INFINITY;                                             /* block 1: +Inf */
+  x[64 + 7] = -INFINITY;                                            /* block 2: -Inf */
+  for (int j = 0; j < 32; j++) x[96 + j] = NAN;                     /* block 3: all NaN */
   for (int j = 0; j < 32; j++) x[128 + j] = (float)(j - 16) * 1e5f; /* block 4: d overflows fp16 */
   for (int j = 0; j < 32; j++) x[160 + j] = (float)(j - 16) * 1e-41f; /* block 5: subnormal */
-  for (int j = 0; j < 32; j++) x[192 + j] = 3e38f * (j & 1 ? 1 : -1);  /* block 6: max - min = inf */
+  for (int j = 0; j < 32; j++) x[192 + j] = 3e38f * (j & 1 ? 1 : -1); /* block 6: max - min = inf */
   uint8_t q[N * 4];
   float dq[N], rmse[8], mx[8], sc[8];
   for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
     CHECK(types[t].q(x, q, N) == BQ_OK, "edge quantize");
     CHECK(types[t].dq(q, dq, N) == BQ_OK, "edge dequantize");
   }
-  /* ggml's Q8_0: in an all-NaN block MAX() keeps NaN: d is NaN (0x7E00), every code roundf(NaN) -> 0
-   * on x86. */
+  /* ggml's Q8_0: in an all-NaN block MAX() keeps NaN: d is NaN (0x7E00), every code roundf(NaN) ->
+   * 0 on x86. */
   bq_q8_0_quantize__ref(x, q, N);
   CHECK(q[3 * 34] == 0x00 && q[3 * 34 + 1] == 0x7E, "all-NaN q8_0 d");
   for (int j = 0; j < 32; j++) CHECK(q[3 * 34 + 2 + j] == 0, "all-NaN q8_0 code");

@@ -74,7 +74,8 @@ int main(void) {
     memcpy(&c, &hh, 2);
     const float want = (float)c, got = bq_fp16_to_fp32(hh);
     if ((h & 0x7FFF) > 0x7C00) {
-      CHECK(got != got && (bits(got) & 0x400000) && ((bits(got) >> 13) & 0x3FF) == ((h & 0x3FF) | 0x200) &&
+      CHECK(got != got && (bits(got) & 0x400000) &&
+                ((bits(got) >> 13) & 0x3FF) == ((h & 0x3FF) | 0x200) &&
                 (bits(got) >> 31) == (h >> 15),
             "fp16 NaN %04x -> %08x", h, bits(got));
     } else {
