@@ -137,6 +137,7 @@ function renderView() {
     const values = state.metric === 'rmse' ? f.rmseBlocks : f.maxBlocks;
     v.replaceChildren(
       el('h2', { text: state.selected }),
+      partial(a),
       summary,
       el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls()),
       heatmap(values, a, `${state.metric === 'rmse' ? 'block RMSE' : 'block max |error|'} of ${state.format}`),
@@ -149,6 +150,7 @@ function renderView() {
     const ruler = a.ruler;
     v.replaceChildren(
       el('h2', { text: `${state.selected} (${a.type})` }),
+      partial(a),
       el('p', { class: 'note', text: `Re-quantizing the decoded values to Q8_0 (the ruler): RMSE ${fmtNum(ruler.rmse)}, max |error| ${fmtNum(ruler.maxAbs)}, SNR ${ruler.snr.toFixed(2)} dB. An implementation bug in a format shows up as anomalous error against Q8_0.` }),
       el('div', { class: 'controls' }, metricControls(true)),
       heatmap(state.metric === 'm' && a.m ? a.m : state.metric === 'ruler' ? ruler.rmseBlocks : a.d.map(Math.abs), a, state.metric === 'm' && a.m ? 'block m' : state.metric === 'ruler' ? 'Q8_0 ruler: block RMSE' : 'block scale |d|'),
@@ -158,6 +160,11 @@ function renderView() {
       bars(a.values.counts, `${fmtNum(a.values.lo)} … ${fmtNum(a.values.hi)}`),
     );
   }
+}
+
+/** A note when only the first rows of a very large tensor were analysed. */
+function partial(a) {
+  return a.rows < a.totalRows ? el('p', { class: 'note', text: `Large tensor: the numbers below cover its first ${a.rows} of ${a.totalRows} rows.` }) : '';
 }
 
 function metricControls(quant = false) {

@@ -5,6 +5,7 @@ import { errorSummary, histogram } from './metrics.js';
 
 const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
+const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
 
 const bqPromise = init();
 /** @type {any} */
@@ -30,9 +31,12 @@ const ops = {
     const bq = await bqPromise;
     const t = tensor(name);
     const rowLen = t.dims[0] ?? 1;
-    const geometry = { rows: t.nElements / rowLen, blocksPerRow: rowLen / 32, nBlocks: t.nElements / 32 };
     if (rowLen % 32 !== 0) throw new Error(`${name}: rows of ${rowLen} values are not whole 32-value blocks`);
-    const x = await bq.dequantizeTensor(file, name);
+    // Very large tensors: analyse the first rows only (up to MAX_VALUES values) and say so.
+    const totalRows = t.nElements / rowLen;
+    const rows = Math.max(1, Math.min(totalRows, Math.floor(MAX_VALUES / rowLen)));
+    const geometry = { rows, totalRows, blocksPerRow: rowLen / 32, nBlocks: (rows * rowLen) / 32 };
+    const x = rows === totalRows ? await bq.dequantizeTensor(file, name) : await bq.dequantizeRows(file, name, 0, rows);
     if (FLOATS.has(t.type)) {
       current = { name, x, q: new Map() };
       const formats = [];
@@ -47,7 +51,7 @@ const ops = {
       return { kind: 'float', ...geometry, formats };
     }
     // A quantized tensor: its scales, its codes, its values, and the Q8_0 ruler.
-    const raw = file.littleEndian ? await file.readTensor(name) : null;
+    const raw = file.littleEndian ? await file.readRows(name, 0, rows) : null;
     const info = typeInfo(t.type);
     const bytes = raw ?? bq.quantize(t.type, x); // big-endian files: re-encode the decoded values in LE
     current = { name, x, q: new Map([[info.name, bytes]]) };
