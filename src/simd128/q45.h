@@ -9,15 +9,6 @@
 
 #include "simd.h"
 
-static inline v128_t bq_hmin4_f32(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab =
-      wasm_f32x4_pmin(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd =
-      wasm_f32x4_pmin(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_f32x4_pmin(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
-                         wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
-}
-
 /* (int)v for v in [0, 2^23), v finite: trunc, then the magic 2^23 turns the integer-valued float
  * into integer bits. (i32x4.trunc_sat, with its NaN and overflow rules, costs V8 many
  * instructions; the groups where they would matter go to the reference.) */

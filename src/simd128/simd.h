@@ -135,25 +135,17 @@ static inline void bq_store_u16x4(uint8_t *p, size_t stride, v128_t h) {
   wasm_v128_store16_lane(p + 3 * stride, h, 6);
 }
 
-/* [sum(a), sum(b), sum(c), sum(d)] of four i32x4 (exact, shuffles only). */
-static inline v128_t bq_hsum4_i32(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab =
-      wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd =
-      wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
-                        wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
-}
-
-/* [max(a), max(b), max(c), max(d)] of four f32x4 without NaN (pmax: maxps, one instruction). */
-static inline v128_t bq_hmax4_f32(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab =
-      wasm_f32x4_pmax(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd =
-      wasm_f32x4_pmax(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_f32x4_pmax(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
-                         wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
-}
+/* [op-reduction of a, of b, of c, of d] for four vectors: a 4x4 transpose folded into three ops,
+ * with 32-bit interleaves only (one instruction each in V8). */
+#define BQ_REDUCE4(name, op)                                                              \
+  static inline v128_t name(v128_t a, v128_t b, v128_t c, v128_t d) {                     \
+    const v128_t ab = op(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7)); \
+    const v128_t cd = op(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7)); \
+    return op(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));        \
+  }
+BQ_REDUCE4(bq_hsum4_i32, wasm_i32x4_add)  /* exact integer sums */
+BQ_REDUCE4(bq_hmax4_f32, wasm_f32x4_pmax) /* maxima of NaN-free values (pmax: one maxps) */
+BQ_REDUCE4(bq_hmin4_f32, wasm_f32x4_pmin)
 
 /* Sum over lanes of the products of i8x16 pairs (a0, b0) and (a1, b1), as i32x4 partial sums. */
 static inline v128_t bq_dot_i8x32(v128_t a0, v128_t a1, v128_t b0, v128_t b1) {
