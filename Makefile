@@ -77,8 +77,10 @@ test-js: all demo/sample.gguf ## The JS suite (node --test), once per build: sim
 typecheck: deps ## tsc --checkJs over js/
 	./node_modules/.bin/tsc -p tsconfig.json
 
-fmt: ## Format the C sources with clang-format
+fmt: deps ## Format the sources: clang-format (C), prettier (JS, HTML, CSS)
 	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h tests/native/*.c tests/native/*.h
+	./node_modules/.bin/prettier --log-level warn --write "js/**/*.js" "tests/**/*.{js,mjs}" "bench/**/*.js" \
+	  "demo/**/*.{js,html,css}" "tools/**/*.mjs"
 
 ##@ Running
 demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (PORT overrides)

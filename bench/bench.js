@@ -33,7 +33,11 @@ function measure(key, fn) {
     let calls = 0;
     const t0 = performance.now();
     let t = t0;
-    do { fn(); calls++; t = performance.now(); } while (t - t0 < SAMPLE_MS);
+    do {
+      fn();
+      calls++;
+      t = performance.now();
+    } while (t - t0 < SAMPLE_MS);
     best = Math.min(best, ((t - t0) * 1e6) / calls);
   }
   return best;
@@ -44,11 +48,21 @@ function record(op, type, impl, n, ns) {
   results.push({ op, type, impl, n, weightsPerNs: n / ns });
 }
 
-const SIZE = { f16: [1, 2], bf16: [1, 2], q4_0: [32, 18], q4_1: [32, 20], q5_0: [32, 22], q5_1: [32, 24], q8_0: [32, 34], q8_1: [32, 36] };
+const SIZE = {
+  f16: [1, 2],
+  bf16: [1, 2],
+  q4_0: [32, 18],
+  q4_1: [32, 20],
+  q5_0: [32, 22],
+  q5_1: [32, 24],
+  q8_0: [32, 34],
+  q8_1: [32, 36],
+};
 const bytesOf = (t, n) => (n / SIZE[t][0]) * SIZE[t][1];
 
 function ceilingStore(n) {
-  const base = ceil.ceiling_base(), bytes = n * 4;
+  const base = ceil.ceiling_base(),
+    bytes = n * 4;
   const mem = ceil.memory;
   if (mem.buffer.byteLength < base + bytes) mem.grow(Math.ceil((base + bytes - mem.buffer.byteLength) / 65536));
   return measure(`store${n}`, () => ceil.ceiling_store(base, bytes));
@@ -76,12 +90,25 @@ for (const n of SIZES) {
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
       r.reset();
-      const qp = r.put(q), yp = r.alloc(n * 4);
+      const qp = r.put(q),
+        yp = r.alloc(n * 4);
       const f = r.x[`bq_${t}_dequantize`];
-      record('dequantize', t, impl, n, measure(`${impl}dq${t}`, () => f(qp, yp, n)));
+      record(
+        'dequantize',
+        t,
+        impl,
+        n,
+        measure(`${impl}dq${t}`, () => f(qp, yp, n)),
+      );
     }
     const y = new Float32Array(n);
-    record('dequantize', t, 'js', n, measure(`jsdq${t}`, () => jsDequantize[t](q, y)));
+    record(
+      'dequantize',
+      t,
+      'js',
+      n,
+      measure(`jsdq${t}`, () => jsDequantize[t](q, y)),
+    );
     record('dequantize', t, 'ceiling', n, ceilingStore(n));
   }
   // quantize
@@ -89,36 +116,73 @@ for (const n of SIZES) {
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
       r.reset();
-      const xp = r.put(x), yp = r.alloc(bytesOf(t, n));
+      const xp = r.put(x),
+        yp = r.alloc(bytesOf(t, n));
       const f = r.x[`bq_${t}_quantize`];
-      record('quantize', t, impl, n, measure(`${impl}q${t}`, () => f(xp, yp, n)));
+      record(
+        'quantize',
+        t,
+        impl,
+        n,
+        measure(`${impl}q${t}`, () => f(xp, yp, n)),
+      );
     }
   }
   // dot (vec_dot pairs, and the fused f32 dots of two formats)
-  for (const [t, a] of [['q4_0', 'q8_0'], ['q4_1', 'q8_1'], ['q5_0', 'q8_0'], ['q5_1', 'q8_1'], ['q8_0', 'q8_0'], ['q4_0', 'f32'], ['q8_0', 'f32']]) {
+  for (const [t, a] of [
+    ['q4_0', 'q8_0'],
+    ['q4_1', 'q8_1'],
+    ['q5_0', 'q8_0'],
+    ['q5_1', 'q8_1'],
+    ['q8_0', 'q8_0'],
+    ['q4_0', 'f32'],
+    ['q8_0', 'f32'],
+  ]) {
     const w = simd.quantize(t, x);
     const v = a === 'f32' ? x : simd.quantize(a, x);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
       r.reset();
-      const wp = r.put(w), vp = r.put(v), acc = r.zeroAcc();
+      const wp = r.put(w),
+        vp = r.put(v),
+        acc = r.zeroAcc();
       const f = r.x[`bq_${t}_dot_${a}`];
-      record('dot', `${t}.${a}`, impl, n, measure(`${impl}dot${t}${a}`, () => f(wp, vp, n, acc)));
+      record(
+        'dot',
+        `${t}.${a}`,
+        impl,
+        n,
+        measure(`${impl}dot${t}${a}`, () => f(wp, vp, n, acc)),
+      );
     }
     record('dot', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length + v.byteLength));
   }
   // matvec: rows of 4096 columns, activations quantized once (what llama.cpp does)
   const rows = n / COLS;
   const xv = x.subarray(0, COLS);
-  for (const [t, a] of [['q4_0', 'q8_0'], ['q4_1', 'q8_1'], ['q5_0', 'q8_0'], ['q5_1', 'q8_1'], ['q8_0', 'q8_0']]) {
+  for (const [t, a] of [
+    ['q4_0', 'q8_0'],
+    ['q4_1', 'q8_1'],
+    ['q5_0', 'q8_0'],
+    ['q5_1', 'q8_1'],
+    ['q8_0', 'q8_0'],
+  ]) {
     const w = simd.quantize(t, x);
     const v = simd.quantize(a, xv);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
       r.reset();
-      const wp = r.put(w), vp = r.put(v), yp = r.alloc(rows * 4);
+      const wp = r.put(w),
+        vp = r.put(v),
+        yp = r.alloc(rows * 4);
       const f = r.x[`bq_${t}_matvec_${a}`];
-      record('matvec', `${t}.${a}`, impl, n, measure(`${impl}mv${t}${a}`, () => f(wp, rows, COLS, vp, yp)));
+      record(
+        'matvec',
+        `${t}.${a}`,
+        impl,
+        n,
+        measure(`${impl}mv${t}${a}`, () => f(wp, rows, COLS, vp, yp)),
+      );
     }
     record('matvec', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length));
   }
@@ -128,27 +192,60 @@ mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./out/latest.json', import.meta.url), JSON.stringify(results, null, 1) + '\n');
 
 // The table: one line per op, type and size, throughput of each impl and the ratios that matter.
-const get = (op, type, impl, n) => results.find((r) => r.op === op && r.type === type && r.impl === impl && r.n === n)?.weightsPerNs;
+const get = (op, type, impl, n) =>
+  results.find((r) => r.op === op && r.type === type && r.impl === impl && r.n === n)?.weightsPerNs;
 const lines = [];
 const fmt = (v) => (v === undefined ? '-' : v.toFixed(2));
-lines.push('op          type        n          simd128  scalar   js      ceiling  simd/scalar simd/js simd/ceiling  (weights/ns)');
+lines.push(
+  'op          type        n          simd128  scalar   js      ceiling  simd/scalar simd/js simd/ceiling  (weights/ns)',
+);
 const keys = [...new Set(results.map((r) => `${r.op}|${r.type}|${r.n}`))];
 for (const k of keys) {
   const [op, type, ns] = k.split('|');
   const n = Number(ns);
-  const s = get(op, type, 'simd128', n), c = get(op, type, 'scalar', n), j = get(op, type, 'js', n), m = get(op, type, 'ceiling', n);
-  lines.push(`${op.padEnd(11)} ${type.padEnd(11)} ${String(n).padEnd(10)} ${fmt(s).padStart(7)}  ${fmt(c).padStart(7)}  ${fmt(j).padStart(6)}  ${fmt(m).padStart(7)}  ${(c ? (s / c).toFixed(2) + 'x' : '-').padStart(10)} ${(j ? (s / j).toFixed(2) + 'x' : '-').padStart(7)} ${(m ? (s / m).toFixed(2) + 'x' : '-').padStart(12)}`);
+  const s = get(op, type, 'simd128', n),
+    c = get(op, type, 'scalar', n),
+    j = get(op, type, 'js', n),
+    m = get(op, type, 'ceiling', n);
+  lines.push(
+    `${op.padEnd(11)} ${type.padEnd(11)} ${String(n).padEnd(10)} ${fmt(s).padStart(7)}  ${fmt(c).padStart(7)}  ${fmt(j).padStart(6)}  ${fmt(m).padStart(7)}  ${(c ? (s / c).toFixed(2) + 'x' : '-').padStart(10)} ${(j ? (s / j).toFixed(2) + 'x' : '-').padStart(7)} ${(m ? (s / m).toFixed(2) + 'x' : '-').padStart(12)}`,
+  );
 }
 console.log(lines.join('\n'));
 
 // The issue's targets, as ratios from this run.
-const L2 = SIZES[0], BIG = SIZES[1];
+const L2 = SIZES[0],
+  BIG = SIZES[1];
 const checks = [];
-for (const [t, minCeil] of [['q4_0', 0.8], ['q8_0', 0.8], ['q4_1', 0.7], ['q5_0', 0.7], ['q5_1', 0.7]]) {
-  checks.push([`dequantize ${t} simd128 >= ${minCeil}x ceiling at ${BIG}`, get('dequantize', t, 'simd128', BIG) / get('dequantize', t, 'ceiling', BIG), minCeil]);
-  checks.push([`dequantize ${t} simd128 >= 5x scalar at ${L2}`, get('dequantize', t, 'simd128', L2) / get('dequantize', t, 'scalar', L2), 5]);
-  checks.push([`dequantize ${t} simd128 >= 8x js at ${L2}`, get('dequantize', t, 'simd128', L2) / get('dequantize', t, 'js', L2), 8]);
+for (const [t, minCeil] of [
+  ['q4_0', 0.8],
+  ['q8_0', 0.8],
+  ['q4_1', 0.7],
+  ['q5_0', 0.7],
+  ['q5_1', 0.7],
+]) {
+  checks.push([
+    `dequantize ${t} simd128 >= ${minCeil}x ceiling at ${BIG}`,
+    get('dequantize', t, 'simd128', BIG) / get('dequantize', t, 'ceiling', BIG),
+    minCeil,
+  ]);
+  checks.push([
+    `dequantize ${t} simd128 >= 5x scalar at ${L2}`,
+    get('dequantize', t, 'simd128', L2) / get('dequantize', t, 'scalar', L2),
+    5,
+  ]);
+  checks.push([
+    `dequantize ${t} simd128 >= 8x js at ${L2}`,
+    get('dequantize', t, 'simd128', L2) / get('dequantize', t, 'js', L2),
+    8,
+  ]);
 }
-for (const n of SIZES) checks.push([`matvec q4_0.q8_0 (${COLS} cols) simd128 >= 7x scalar at ${n}`, get('matvec', 'q4_0.q8_0', 'simd128', n) / get('matvec', 'q4_0.q8_0', 'scalar', n), 7]);
+for (const n of SIZES)
+  checks.push([
+    `matvec q4_0.q8_0 (${COLS} cols) simd128 >= 7x scalar at ${n}`,
+    get('matvec', 'q4_0.q8_0', 'simd128', n) / get('matvec', 'q4_0.q8_0', 'scalar', n),
+    7,
+  ]);
 console.log('\ntargets:');
-for (const [what, ratio, min] of checks) console.log(`  ${ratio >= min ? 'met   ' : 'MISSED'} ${what}: ${ratio.toFixed(2)}x`);
+for (const [what, ratio, min] of checks)
+  console.log(`  ${ratio >= min ? 'met   ' : 'MISSED'} ${what}: ${ratio.toFixed(2)}x`);

@@ -4,7 +4,9 @@
 const HALF = new Float32Array(65536);
 {
   for (let h = 0; h < 65536; h++) {
-    const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
+    const s = h & 0x8000 ? -1 : 1,
+      e = (h >> 10) & 31,
+      m = h & 1023;
     HALF[h] = e === 31 ? (m ? NaN : s * Infinity) : e === 0 ? s * m * 2 ** -24 : s * (1024 + m) * 2 ** (e - 25);
   }
 }
@@ -24,7 +26,8 @@ function q4_0(q, y) {
 /** @param {Uint8Array} q @param {Float32Array} y */
 function q4_1(q, y) {
   for (let o = 0, i = 0; o < q.length; o += 20, i += 32) {
-    const d = HALF[q[o] | (q[o + 1] << 8)], m = HALF[q[o + 2] | (q[o + 3] << 8)];
+    const d = HALF[q[o] | (q[o + 1] << 8)],
+      m = HALF[q[o + 2] | (q[o + 3] << 8)];
     for (let j = 0; j < 16; j++) {
       const b = q[o + 4 + j];
       y[i + j] = Math.fround((b & 15) * d) + m;
@@ -49,7 +52,8 @@ function q5_0(q, y) {
 /** @param {Uint8Array} q @param {Float32Array} y */
 function q5_1(q, y) {
   for (let o = 0, i = 0; o < q.length; o += 24, i += 32) {
-    const d = HALF[q[o] | (q[o + 1] << 8)], m = HALF[q[o + 2] | (q[o + 3] << 8)];
+    const d = HALF[q[o] | (q[o + 1] << 8)],
+      m = HALF[q[o + 2] | (q[o + 3] << 8)];
     const qh = q[o + 4] | (q[o + 5] << 8) | (q[o + 6] << 16) | (q[o + 7] << 24);
     for (let j = 0; j < 16; j++) {
       const b = q[o + 8 + j];

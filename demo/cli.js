@@ -4,7 +4,8 @@
 import { init, typeInfo } from '../js/index.js';
 import { syntheticWeights } from './sample.js';
 
-const rows = 256, cols = 1024;
+const rows = 256,
+  cols = 1024;
 const w = syntheticWeights(rows, cols, 42);
 const bq = await init();
 
@@ -18,7 +19,8 @@ for (const type of ['q8_0', 'q5_1', 'q5_0', 'q4_1', 'q4_0', 'bf16', 'f16']) {
   const { blockSize, typeSize } = typeInfo(type);
   const q = bq.quantize(type, w);
   const back = bq.dequantize(type, q);
-  let se = 0, maxAbs = 0;
+  let se = 0,
+    maxAbs = 0;
   for (let i = 0; i < w.length; i++) {
     const e = w[i] - back[i];
     se += e * e;
@@ -28,5 +30,7 @@ for (const type of ['q8_0', 'q5_1', 'q5_0', 'q4_1', 'q4_0', 'bf16', 'f16']) {
   const worst = stats.rmse.reduce((a, b) => Math.max(a, b), 0);
   const rmse = Math.sqrt(se / w.length);
   const snr = 10 * Math.log10(signal / se);
-  console.log(`${type.padEnd(6)}  ${((typeSize * 8) / blockSize).toFixed(2).padStart(11)}   ${rmse.toExponential(3)}   ${maxAbs.toExponential(3)}     ${snr.toFixed(2).padStart(7)}    ${worst.toExponential(3)}`);
+  console.log(
+    `${type.padEnd(6)}  ${((typeSize * 8) / blockSize).toFixed(2).padStart(11)}   ${rmse.toExponential(3)}   ${maxAbs.toExponential(3)}     ${snr.toFixed(2).padStart(7)}    ${worst.toExponential(3)}`,
+  );
 }

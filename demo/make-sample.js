@@ -7,7 +7,7 @@ import { init, writeGGUF, GGMLType, GGUFValueType as VT } from '../js/node.js';
 import { syntheticWeights } from './sample.js';
 
 const bq = await init();
-const q = syntheticWeights(96, 1024, 11);   // an attention projection: 96 rows of 1024
+const q = syntheticWeights(96, 1024, 11); // an attention projection: 96 rows of 1024
 const up = syntheticWeights(128, 1024, 12); // a feed-forward matrix
 const norm = new Float32Array(1024).map((_, i) => 1 + 0.1 * Math.sin(i));
 const f32 = (x) => new Uint8Array(x.buffer.slice(0));
@@ -17,16 +17,33 @@ const tensors = [
   { name: 'blk.0.attn_norm.weight', type: GGMLType.F32, dims: [1024], data: f32(norm) },
 ];
 for (const t of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1']) {
-  tensors.push({ name: `${t}.blk.0.attn_q.weight`, type: GGMLType[t.toUpperCase()], dims: [1024, 96], data: bq.quantize(t, q) });
-  tensors.push({ name: `${t}.blk.0.ffn_up.weight`, type: GGMLType[t.toUpperCase()], dims: [1024, 128], data: bq.quantize(t, up) });
+  tensors.push({
+    name: `${t}.blk.0.attn_q.weight`,
+    type: GGMLType[t.toUpperCase()],
+    dims: [1024, 96],
+    data: bq.quantize(t, q),
+  });
+  tensors.push({
+    name: `${t}.blk.0.ffn_up.weight`,
+    type: GGMLType[t.toUpperCase()],
+    dims: [1024, 128],
+    data: bq.quantize(t, up),
+  });
 }
 const out = new URL('./sample.gguf', import.meta.url);
-writeFileSync(out, writeGGUF({
-  kv: [
-    { key: 'general.architecture', type: VT.STRING, value: 'synthetic' },
-    { key: 'general.name', type: VT.STRING, value: 'blockquant synthetic sample (not a real model)' },
-    { key: 'general.description', type: VT.STRING, value: 'Synthetic weights: per-row scale spread, Student-t tails, outlier input channels.' },
-  ],
-  tensors,
-}));
+writeFileSync(
+  out,
+  writeGGUF({
+    kv: [
+      { key: 'general.architecture', type: VT.STRING, value: 'synthetic' },
+      { key: 'general.name', type: VT.STRING, value: 'blockquant synthetic sample (not a real model)' },
+      {
+        key: 'general.description',
+        type: VT.STRING,
+        value: 'Synthetic weights: per-row scale spread, Student-t tails, outlier input channels.',
+      },
+    ],
+    tensors,
+  }),
+);
 console.log(`wrote ${out.pathname}`);

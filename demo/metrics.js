@@ -7,7 +7,9 @@
  * @param {Float32Array} back
  */
 export function errorSummary(x, back) {
-  let se = 0, signal = 0, maxAbs = 0;
+  let se = 0,
+    signal = 0,
+    maxAbs = 0;
   for (let i = 0; i < x.length; i++) {
     const e = x[i] - back[i];
     se += e * e;
@@ -26,12 +28,20 @@ export function errorSummary(x, back) {
  * @param {boolean} log
  */
 export function histogram(v, bins, log) {
-  let lo = Infinity, hi = -Infinity;
-  for (let i = 0; i < v.length; i++) { const a = v[i]; if (Number.isFinite(a)) { if (a < lo) lo = a; if (a > hi) hi = a; } }
+  let lo = Infinity,
+    hi = -Infinity;
+  for (let i = 0; i < v.length; i++) {
+    const a = v[i];
+    if (Number.isFinite(a)) {
+      if (a < lo) lo = a;
+      if (a > hi) hi = a;
+    }
+  }
   if (!(lo <= hi)) return { lo: 0, hi: 0, log: false, counts: new Array(bins).fill(0) };
   const useLog = log && lo > 0;
   const f = (a) => (useLog ? Math.log10(a) : a);
-  const a0 = f(lo), a1 = f(hi);
+  const a0 = f(lo),
+    a1 = f(hi);
   const counts = new Array(bins).fill(0);
   for (let i = 0; i < v.length; i++) {
     if (!Number.isFinite(v[i]) || (useLog && v[i] <= 0)) continue;

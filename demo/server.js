@@ -8,9 +8,17 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MIME = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.gguf': 'application/octet-stream',
-  '.png': 'image/png', '.svg': 'image/svg+xml', '.txt': 'text/plain; charset=utf-8', '.md': 'text/markdown; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.gguf': 'application/octet-stream',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
+  '.md': 'text/markdown; charset=utf-8',
 };
 
 /**
@@ -29,27 +37,58 @@ export function startServer(o = {}) {
       'Cache-Control': 'no-store',
     };
     let path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    if (path === '/') { res.writeHead(302, { ...headers, Location: '/demo/' }); res.end(); return; }
+    if (path === '/') {
+      res.writeHead(302, { ...headers, Location: '/demo/' });
+      res.end();
+      return;
+    }
     if (path.endsWith('/')) path += 'index.html';
     const file = normalize(join(root, path));
-    if (!file.startsWith(root + sep)) { res.writeHead(403, headers); res.end('forbidden'); return; }
+    if (!file.startsWith(root + sep)) {
+      res.writeHead(403, headers);
+      res.end('forbidden');
+      return;
+    }
     let st;
-    try { st = statSync(file); } catch { st = null; }
-    if (!st || !st.isFile()) { res.writeHead(404, { ...headers, 'Content-Type': 'text/plain' }); res.end('not found'); return; }
+    try {
+      st = statSync(file);
+    } catch {
+      st = null;
+    }
+    if (!st || !st.isFile()) {
+      res.writeHead(404, { ...headers, 'Content-Type': 'text/plain' });
+      res.end('not found');
+      return;
+    }
     const type = MIME[/** @type {keyof typeof MIME} */ (extname(file))] ?? 'application/octet-stream';
     const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
     if (m && (m[1] || m[2])) {
       let a = m[1] ? Number(m[1]) : st.size - Number(m[2]);
       let b = m[1] && m[2] ? Math.min(Number(m[2]), st.size - 1) : st.size - 1;
-      if (a >= st.size || a > b) { res.writeHead(416, { ...headers, 'Content-Range': `bytes */${st.size}` }); res.end(); return; }
+      if (a >= st.size || a > b) {
+        res.writeHead(416, { ...headers, 'Content-Range': `bytes */${st.size}` });
+        res.end();
+        return;
+      }
       a = Math.max(0, a);
-      res.writeHead(206, { ...headers, 'Content-Type': type, 'Content-Length': b - a + 1, 'Content-Range': `bytes ${a}-${b}/${st.size}` });
-      if (req.method === 'HEAD') { res.end(); return; }
+      res.writeHead(206, {
+        ...headers,
+        'Content-Type': type,
+        'Content-Length': b - a + 1,
+        'Content-Range': `bytes ${a}-${b}/${st.size}`,
+      });
+      if (req.method === 'HEAD') {
+        res.end();
+        return;
+      }
       createReadStream(file, { start: a, end: b }).pipe(res);
       return;
     }
     res.writeHead(200, { ...headers, 'Content-Type': type, 'Content-Length': st.size });
-    if (req.method === 'HEAD') { res.end(); return; }
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
     createReadStream(file).pipe(res);
   });
   return new Promise((ok) => server.listen(o.port ?? 8080, o.host ?? '127.0.0.1', () => ok(server)));

@@ -21,9 +21,18 @@ const ops = {
     current = null;
     return {
       backend: bq.backend,
-      version: file.version, alignment: file.alignment, littleEndian: file.littleEndian,
+      version: file.version,
+      alignment: file.alignment,
+      littleEndian: file.littleEndian,
       kv: file.kv.map((e) => ({ key: e.key, text: preview(e.value) })),
-      tensors: file.tensors.map((t) => ({ name: t.name, type: t.type, typeName: typeInfo(t.type).name, dims: t.dims, nElements: t.nElements, byteLength: t.byteLength })),
+      tensors: file.tensors.map((t) => ({
+        name: t.name,
+        type: t.type,
+        typeName: typeInfo(t.type).name,
+        dims: t.dims,
+        nElements: t.nElements,
+        byteLength: t.byteLength,
+      })),
     };
   },
 
@@ -46,7 +55,15 @@ const ops = {
         const back = bq.dequantize(f, q);
         const s = bq.blockStats(f, x);
         const { blockSize, typeSize } = typeInfo(f);
-        formats.push({ format: f, bits: (typeSize * 8) / blockSize, ...errorSummary(x, back), rmseBlocks: s.rmse, maxBlocks: s.maxAbs, scale: s.scale, hist: histogram(s.rmse, 40, true) });
+        formats.push({
+          format: f,
+          bits: (typeSize * 8) / blockSize,
+          ...errorSummary(x, back),
+          rmseBlocks: s.rmse,
+          maxBlocks: s.maxAbs,
+          scale: s.scale,
+          hist: histogram(s.rmse, 40, true),
+        });
       }
       return { kind: 'float', ...geometry, formats };
     }
@@ -56,7 +73,8 @@ const ops = {
     const bytes = raw ?? bq.quantize(t.type, x); // big-endian files: re-encode the decoded values in LE
     current = { name, x, q: new Map([[info.name, bytes]]) };
     const nb = geometry.nBlocks;
-    const d = new Float32Array(nb), m = new Float32Array(nb);
+    const d = new Float32Array(nb),
+      m = new Float32Array(nb);
     const hasM = t.type === GGMLType.Q4_1 || t.type === GGMLType.Q5_1;
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (let b = 0; b < nb; b++) {
@@ -66,7 +84,16 @@ const ops = {
     const codes = codeHistogram(t.type, bytes, nb, info.typeSize);
     const ruler = bq.blockStats('q8_0', x);
     const rulerBack = bq.dequantize('q8_0', bq.quantize('q8_0', x));
-    return { kind: 'quant', ...geometry, type: info.name, d, m: hasM ? m : null, codes, values: histogram(x, 60, false), ruler: { ...errorSummary(x, rulerBack), rmseBlocks: ruler.rmse, maxBlocks: ruler.maxAbs } };
+    return {
+      kind: 'quant',
+      ...geometry,
+      type: info.name,
+      d,
+      m: hasM ? m : null,
+      codes,
+      values: histogram(x, 60, false),
+      ruler: { ...errorSummary(x, rulerBack), rmseBlocks: ruler.rmse, maxBlocks: ruler.maxAbs },
+    };
   },
 
   async block({ name, format, block }) {
@@ -94,7 +121,9 @@ function tensor(name) {
 
 /** @param {number} h */
 function halfToFloat(h) {
-  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, f = h & 1023;
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 31,
+    f = h & 1023;
   return e === 31 ? (f ? NaN : s * Infinity) : e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
 }
 
@@ -103,12 +132,28 @@ function codeHistogram(type, bytes, nb, ts) {
   const five = type === GGMLType.Q5_0 || type === GGMLType.Q5_1;
   const eight = type === GGMLType.Q8_0 || type === GGMLType.Q8_1;
   const counts = new Array(eight ? 256 : five ? 32 : 16).fill(0);
-  const qsOff = { [GGMLType.Q4_0]: 2, [GGMLType.Q4_1]: 4, [GGMLType.Q5_0]: 6, [GGMLType.Q5_1]: 8, [GGMLType.Q8_0]: 2, [GGMLType.Q8_1]: 4 }[type];
+  const qsOff = {
+    [GGMLType.Q4_0]: 2,
+    [GGMLType.Q4_1]: 4,
+    [GGMLType.Q5_0]: 6,
+    [GGMLType.Q5_1]: 8,
+    [GGMLType.Q8_0]: 2,
+    [GGMLType.Q8_1]: 4,
+  }[type];
   const qhOff = type === GGMLType.Q5_0 ? 2 : 4;
   for (let b = 0; b < nb; b++) {
     const o = b * ts;
-    if (eight) { for (let j = 0; j < 32; j++) counts[(bytes[o + qsOff + j] + 128) & 255]++; continue; }
-    const qh = five ? (bytes[o + qhOff] | (bytes[o + qhOff + 1] << 8) | (bytes[o + qhOff + 2] << 16) | (bytes[o + qhOff + 3] << 24)) >>> 0 : 0;
+    if (eight) {
+      for (let j = 0; j < 32; j++) counts[(bytes[o + qsOff + j] + 128) & 255]++;
+      continue;
+    }
+    const qh = five
+      ? (bytes[o + qhOff] |
+          (bytes[o + qhOff + 1] << 8) |
+          (bytes[o + qhOff + 2] << 16) |
+          (bytes[o + qhOff + 3] << 24)) >>>
+        0
+      : 0;
     for (let j = 0; j < 32; j++) {
       const nib = j < 16 ? bytes[o + qsOff + j] & 15 : bytes[o + qsOff + j - 16] >> 4;
       counts[nib | (five ? ((qh >>> j) & 1) << 4 : 0)]++;
@@ -123,7 +168,9 @@ function preview(v) {
   if (typeof v === 'bigint') return String(v);
   if (ArrayBuffer.isView(v) || Array.isArray(v)) {
     const a = /** @type {any} */ (v);
-    const items = Array.from({ length: Math.min(a.length, 6) }, (_, i) => (typeof a[i] === 'object' ? '[...]' : typeof a[i] === 'string' ? JSON.stringify(a[i]) : String(a[i])));
+    const items = Array.from({ length: Math.min(a.length, 6) }, (_, i) =>
+      typeof a[i] === 'object' ? '[...]' : typeof a[i] === 'string' ? JSON.stringify(a[i]) : String(a[i]),
+    );
     return `[${items.join(', ')}${a.length > 6 ? `, ... ${a.length} items` : ''}]`;
   }
   return String(v);

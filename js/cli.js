@@ -1,7 +1,16 @@
 // The blockquant CLI (Node only): `main(args, io)` returns the exit status (0 ok, 1 failure,
 // 2 bad usage), so tests can run it in-process.
 import { open as openFile } from 'node:fs/promises';
-import { init, openGGUF, typeInfo, GGMLType, GGUFValueType, GGUFError, writeGGUFHeader, toLittleEndian } from './node.js';
+import {
+  init,
+  openGGUF,
+  typeInfo,
+  GGMLType,
+  GGUFValueType,
+  GGUFError,
+  writeGGUFHeader,
+  toLittleEndian,
+} from './node.js';
 
 const HELP = `usage: blockquant <command> [options]
 
@@ -26,7 +35,9 @@ class Usage extends Error {}
 /** @param {{ write(s: string): unknown, isTTY?: boolean }} err @param {number} done @param {number} total */
 function progress(err, done, total) {
   if (!err.isTTY || total === 0) return;
-  err.write(`\r[${'#'.repeat(Math.round((30 * done) / total)).padEnd(30)}] ${((100 * done) / total).toFixed(0)}%${done === total ? '\n' : ''}`);
+  err.write(
+    `\r[${'#'.repeat(Math.round((30 * done) / total)).padEnd(30)}] ${((100 * done) / total).toFixed(0)}%${done === total ? '\n' : ''}`,
+  );
 }
 
 /** @param {string[]} args @param {string[]} flags flags taking a value @param {string[]} bools */
@@ -70,8 +81,16 @@ function show(v) {
 }
 
 /** @param {unknown} v */
-const jsonable = (v) => JSON.parse(JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString()
-  : ArrayBuffer.isView(x) ? Array.from(/** @type {any} */ (x), (y) => (typeof y === 'bigint' ? y.toString() : y)) : x)));
+const jsonable = (v) =>
+  JSON.parse(
+    JSON.stringify(v, (_, x) =>
+      typeof x === 'bigint'
+        ? x.toString()
+        : ArrayBuffer.isView(x)
+          ? Array.from(/** @type {any} */ (x), (y) => (typeof y === 'bigint' ? y.toString() : y))
+          : x,
+    ),
+  );
 
 /**
  * @param {string[]} args
@@ -124,30 +143,59 @@ async function inspect(args, print) {
     for (const t of f.tensors) {
       const name = typeInfo(t.type).name;
       const e = totals.get(name) ?? { tensors: 0, elements: 0, bytes: 0 };
-      e.tensors++; e.elements += t.nElements; e.bytes += t.byteLength;
+      e.tensors++;
+      e.elements += t.nElements;
+      e.bytes += t.byteLength;
       totals.set(name, e);
     }
     if (opt.json) {
-      print(JSON.stringify({
-        version: f.version, alignment: f.alignment, littleEndian: f.littleEndian, dataOffset: f.dataOffset,
-        metadata: f.kv.map((e) => ({ key: e.key, type: e.type, ...(e.itemType === undefined ? {} : { itemType: e.itemType }), value: jsonable(e.value) })),
-        tensors: f.tensors.map((t) => ({ name: t.name, type: typeInfo(t.type).name, dims: t.dims, offset: t.offset, bytes: t.byteLength })),
-        totals: Object.fromEntries(totals),
-      }, null, 2));
+      print(
+        JSON.stringify(
+          {
+            version: f.version,
+            alignment: f.alignment,
+            littleEndian: f.littleEndian,
+            dataOffset: f.dataOffset,
+            metadata: f.kv.map((e) => ({
+              key: e.key,
+              type: e.type,
+              ...(e.itemType === undefined ? {} : { itemType: e.itemType }),
+              value: jsonable(e.value),
+            })),
+            tensors: f.tensors.map((t) => ({
+              name: t.name,
+              type: typeInfo(t.type).name,
+              dims: t.dims,
+              offset: t.offset,
+              bytes: t.byteLength,
+            })),
+            totals: Object.fromEntries(totals),
+          },
+          null,
+          2,
+        ),
+      );
       return 0;
     }
-    print(`GGUF v${f.version}, ${f.littleEndian ? 'little' : 'big'}-endian, alignment ${f.alignment}, data at byte ${f.dataOffset}`);
+    print(
+      `GGUF v${f.version}, ${f.littleEndian ? 'little' : 'big'}-endian, alignment ${f.alignment}, data at byte ${f.dataOffset}`,
+    );
     print(`${f.kv.length} metadata entries, ${f.tensors.length} tensors\n`);
     print('metadata:');
     for (const e of f.kv) print(`  ${e.key} = ${show(e.value)}`);
     print('\ntensors:');
     const w = Math.max(4, ...f.tensors.map((t) => t.name.length));
-    print(`  ${'name'.padEnd(w)}  ${'type'.padEnd(7)}  ${'shape'.padEnd(23)}  ${'bytes'.padStart(12)}  ${'offset'.padStart(13)}`);
+    print(
+      `  ${'name'.padEnd(w)}  ${'type'.padEnd(7)}  ${'shape'.padEnd(23)}  ${'bytes'.padStart(12)}  ${'offset'.padStart(13)}`,
+    );
     for (const t of f.tensors) {
-      print(`  ${t.name.padEnd(w)}  ${typeInfo(t.type).name.padEnd(7)}  ${shape(t.dims).padEnd(23)}  ${String(t.byteLength).padStart(12)}  ${String(t.offset).padStart(13)}`);
+      print(
+        `  ${t.name.padEnd(w)}  ${typeInfo(t.type).name.padEnd(7)}  ${shape(t.dims).padEnd(23)}  ${String(t.byteLength).padStart(12)}  ${String(t.offset).padStart(13)}`,
+      );
     }
     print('\ntotals per type:');
-    for (const [name, e] of totals) print(`  ${name.padEnd(7)}  ${e.tensors} tensors, ${e.elements} elements, ${e.bytes} bytes`);
+    for (const [name, e] of totals)
+      print(`  ${name.padEnd(7)}  ${e.tensors} tensors, ${e.elements} elements, ${e.bytes} bytes`);
     return 0;
   } finally {
     await f.close();
@@ -164,7 +212,8 @@ async function dump(args, print) {
     if (!t) throw Object.assign(new Error(`no tensor named ${JSON.stringify(pos[1])}`), { file: pos[0] });
     const rowLen = t.dims[0] ?? 1;
     const nRows = t.nElements / rowLen;
-    let a = 0, b = nRows;
+    let a = 0,
+      b = nRows;
     if (typeof opt.rows === 'string') {
       const m = /^(\d+):(\d+)$/.exec(opt.rows);
       if (!m) throw new Usage('--rows takes A:B');
@@ -189,12 +238,20 @@ async function stats(args, print, err) {
   const { pos, opt } = parseArgs(args, ['tensor', 'as']);
   if (pos.length !== 1) throw new Usage('stats takes one FILE');
   const formats = typeof opt.as === 'string' ? opt.as.split(',') : FORMATS;
-  for (const t of formats) if (!FORMATS.includes(t) && t !== 'q8_1' && t !== 'f16' && t !== 'bf16') throw new Usage(`--as: unknown format ${t}`);
+  for (const t of formats)
+    if (!FORMATS.includes(t) && t !== 'q8_1' && t !== 'f16' && t !== 'bf16')
+      throw new Usage(`--as: unknown format ${t}`);
   const f = await load(pos[0]);
   try {
     const bq = await init();
-    const chosen = f.tensors.filter((t) => FLOATS.has(t.type) && (opt.tensor === undefined || t.name === opt.tensor) && (t.dims[0] ?? 1) % 32 === 0);
-    if (opt.tensor !== undefined && chosen.length === 0) throw Object.assign(new Error(`no F32/F16/BF16 tensor named ${JSON.stringify(opt.tensor)} with rows of a multiple of 32`), { file: pos[0] });
+    const chosen = f.tensors.filter(
+      (t) => FLOATS.has(t.type) && (opt.tensor === undefined || t.name === opt.tensor) && (t.dims[0] ?? 1) % 32 === 0,
+    );
+    if (opt.tensor !== undefined && chosen.length === 0)
+      throw Object.assign(
+        new Error(`no F32/F16/BF16 tensor named ${JSON.stringify(opt.tensor)} with rows of a multiple of 32`),
+        { file: pos[0] },
+      );
     const total = chosen.reduce((s, t) => s + t.nElements, 0);
     let done = 0;
     print(`${'tensor'.padEnd(32)} ${'format'.padEnd(6)} bits/w   RMSE         max |err|    SNR dB`);
@@ -204,11 +261,17 @@ async function stats(args, print, err) {
       for (const v of x) signal += v * v;
       for (const fmt of formats) {
         const s = bq.blockStats(fmt, x);
-        let se = 0, mx = 0;
-        for (let b = 0; b < s.rmse.length; b++) { se += s.rmse[b] * s.rmse[b] * 32; mx = Math.max(mx, s.maxAbs[b]); }
+        let se = 0,
+          mx = 0;
+        for (let b = 0; b < s.rmse.length; b++) {
+          se += s.rmse[b] * s.rmse[b] * 32;
+          mx = Math.max(mx, s.maxAbs[b]);
+        }
         const { blockSize, typeSize } = typeInfo(fmt);
         const snr = se === 0 ? Infinity : 10 * Math.log10(signal / se);
-        print(`${t.name.padEnd(32)} ${fmt.padEnd(6)} ${((typeSize * 8) / blockSize).toFixed(2).padStart(6)}   ${Math.sqrt(se / x.length).toExponential(4)}   ${mx.toExponential(4)}   ${snr.toFixed(2).padStart(7)}`);
+        print(
+          `${t.name.padEnd(32)} ${fmt.padEnd(6)} ${((typeSize * 8) / blockSize).toFixed(2).padStart(6)}   ${Math.sqrt(se / x.length).toExponential(4)}   ${mx.toExponential(4)}   ${snr.toFixed(2).padStart(7)}`,
+        );
       }
       done += t.nElements;
       progress(err, done, total);
@@ -224,7 +287,8 @@ async function quantize(args, print, err) {
   const { pos, opt } = parseArgs(args, ['type', 'keep-1d']);
   if (pos.length !== 2) throw new Usage('quantize takes IN and OUT');
   const type = opt.type;
-  if (typeof type !== 'string' || !(type in FILE_TYPE)) throw new Usage('--type must be one of q8_0, q4_0, q4_1, q5_0, q5_1');
+  if (typeof type !== 'string' || !(type in FILE_TYPE))
+    throw new Usage('--type must be one of q8_0, q4_0, q4_1, q5_0, q5_1');
   if (opt['keep-1d'] !== undefined && opt['keep-1d'] !== 'f32') throw new Usage('--keep-1d takes f32');
   const target = GGMLType[/** @type {keyof typeof GGMLType} */ (type.toUpperCase())];
   const f = await load(pos[0]);
@@ -242,9 +306,15 @@ async function quantize(args, print, err) {
       const info = typeInfo(to);
       return { t, to, byteLength: (t.nElements / info.blockSize) * info.typeSize };
     });
-    const kv = f.kv.map((e) => (e.key === 'general.file_type' ? { ...e, type: GGUFValueType.UINT32, value: FILE_TYPE[/** @type {keyof typeof FILE_TYPE} */ (type)] } : e));
+    const kv = f.kv.map((e) =>
+      e.key === 'general.file_type'
+        ? { ...e, type: GGUFValueType.UINT32, value: FILE_TYPE[/** @type {keyof typeof FILE_TYPE} */ (type)] }
+        : e,
+    );
     const { header, offsets, alignment } = writeGGUFHeader({
-      kv, alignment: f.alignment, tensors: plan.map((p) => ({ name: p.t.name, type: p.to, dims: p.t.dims, byteLength: p.byteLength })),
+      kv,
+      alignment: f.alignment,
+      tensors: plan.map((p) => ({ name: p.t.name, type: p.to, dims: p.t.dims, byteLength: p.byteLength })),
     });
     const out = await openFile(pos[1], 'w');
     try {

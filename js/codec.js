@@ -33,8 +33,10 @@ function codecType(type) {
   const id = typeId(type);
   const info = typeInfo(id);
   if (!CODEC_TYPES.includes(id)) {
-    throw new TypeError(`ggml type ${info.name} (${id}) is not supported by blockquant; supported: ` +
-      CODEC_TYPES.map((t) => typeInfo(t).name).join(', '));
+    throw new TypeError(
+      `ggml type ${info.name} (${id}) is not supported by blockquant; supported: ` +
+        CODEC_TYPES.map((t) => typeInfo(t).name).join(', '),
+    );
   }
   return { id, ...info };
 }
@@ -143,7 +145,8 @@ export class Codec {
     const x = asFloats(values, 'values');
     const bytes = byteLength(t.id, x.length);
     const y = out === undefined ? new Uint8Array(bytes) : asBytes(out, 'out');
-    if (y.length !== bytes) throw new RangeError(`out holds ${y.length} bytes; ${x.length} ${t.name} values need ${bytes}`);
+    if (y.length !== bytes)
+      throw new RangeError(`out holds ${y.length} bytes; ${x.length} ${t.name} values need ${bytes}`);
     const name = `bq_${t.name}_quantize`;
     const fn = this.#kernel(name);
     const chunk = Math.min(this.#chunk(4 + perElement(t)), Math.ceil(x.length / STEP) * STEP);
@@ -173,7 +176,8 @@ export class Codec {
     const q = asBytes(bytes, 'bytes');
     const n = this.#elements(t, q.length, 'bytes');
     const y = out === undefined ? new Float32Array(n) : asFloats(out, 'out');
-    if (y.length !== n) throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
+    if (y.length !== n)
+      throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
     const name = `bq_${t.name}_dequantize`;
     const fn = this.#kernel(name);
     const chunk = Math.min(this.#chunk(4 + perElement(t)), Math.ceil(n / STEP) * STEP);
@@ -196,7 +200,9 @@ export class Codec {
    */
   #elements(t, len, what) {
     if (len % t.typeSize !== 0) {
-      throw new RangeError(`${what}: ${len} bytes is not a whole number of ${t.name} blocks (${t.typeSize} bytes each)`);
+      throw new RangeError(
+        `${what}: ${len} bytes is not a whole number of ${t.name} blocks (${t.typeSize} bytes each)`,
+      );
     }
     return (len / t.typeSize) * t.blockSize;
   }
@@ -221,7 +227,8 @@ export class Codec {
     const n = this.#elements(ta, av.length, 'a');
     const bv = tb.id === GGMLType.F32 ? this.#f32Bytes(b, 'b') : asBytes(b, 'b');
     const nb = this.#elements(tb, bv.length, 'b');
-    if (n !== nb) throw new RangeError(`length mismatch: a holds ${n} ${ta.name} values, b holds ${nb} ${tb.name} values`);
+    if (n !== nb)
+      throw new RangeError(`length mismatch: a holds ${n} ${ta.name} values, b holds ${nb} ${tb.name} values`);
     const name = `bq_${ta.name}_dot_${tb.name}`;
     return this.#dotStream(this.#kernel(name), name, ta, av, tb, bv, n);
   }
@@ -234,7 +241,8 @@ export class Codec {
     if (tb.id === GGMLType.F32) return;
     const pair = vecDotType(ta.id);
     if (QDOT.has(ta.id) && tb.id === pair) return;
-    const valid = QDOT.has(ta.id) ? `${ta.name} pairs with ${typeInfo(pair).name} (ggml vec_dot) or f32`
+    const valid = QDOT.has(ta.id)
+      ? `${ta.name} pairs with ${typeInfo(pair).name} (ggml vec_dot) or f32`
       : `${ta.name} pairs only with f32`;
     throw new RangeError(`unsupported dot pair ${ta.name} . ${tb.name}: ${valid}`);
   }
@@ -260,10 +268,12 @@ export class Codec {
    * @param {number} n
    */
   #dotStream(fn, name, ta, a, tb, b, n) {
-    const ea = perElement(ta), eb = perElement(tb);
+    const ea = perElement(ta),
+      eb = perElement(tb);
     const chunk = Math.min(this.#chunk(ea + eb), Math.max(STEP, Math.ceil(n / STEP) * STEP));
     const accp = this.#reserve(ACC_BYTES + align(chunk * ea) + align(chunk * eb));
-    const ap = accp + ALIGN, bp = ap + align(chunk * ea);
+    const ap = accp + ALIGN,
+      bp = ap + align(chunk * ea);
     new Float32Array(this.#mem.buffer, accp, 4).fill(0);
     for (let i = 0; i < n; i += chunk) {
       const k = Math.min(chunk, n - i);
@@ -293,11 +303,14 @@ export class Codec {
     const t = codecType(type);
     const w = asBytes(weights, 'weights');
     const v = asFloats(x, 'x');
-    if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError(`rows must be a non-negative integer, got ${rows}`);
+    if (!Number.isSafeInteger(rows) || rows < 0)
+      throw new RangeError(`rows must be a non-negative integer, got ${rows}`);
     const cols = v.length;
     const rowBytes = byteLength(t.id, cols);
     if (w.length !== rows * rowBytes) {
-      throw new RangeError(`weights hold ${w.length} bytes; ${rows} rows of ${cols} ${t.name} values need ${rows * rowBytes}`);
+      throw new RangeError(
+        `weights hold ${w.length} bytes; ${rows} rows of ${cols} ${t.name} values need ${rows * rowBytes}`,
+      );
     }
     const y = options.out === undefined ? new Float32Array(rows) : asFloats(options.out, 'out');
     if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
@@ -313,7 +326,8 @@ export class Codec {
       const per = Math.max(1, Math.floor((this.#budget - resident - ALIGN) / (rowBytes + 4)));
       const chunkRows = Math.max(1, Math.min(per, rows));
       const vp = this.#reserve(resident + align(chunkRows * rowBytes) + align(chunkRows * 4));
-      const wp = vp + resident, yp = wp + align(chunkRows * rowBytes);
+      const wp = vp + resident,
+        yp = wp + align(chunkRows * rowBytes);
       new Uint8Array(this.#mem.buffer).set(vec, vp);
       for (let r = 0; r < rows; r += chunkRows) {
         const k = Math.min(chunkRows, rows - r);
@@ -347,7 +361,8 @@ export class Codec {
     const t = codecType(type);
     if (t.id === GGMLType.F32) throw new TypeError('blockStats: f32 is lossless; choose a quantized type, f16 or bf16');
     const x = asFloats(values, 'values');
-    if (x.length % 32 !== 0) throw new RangeError(`value count ${x.length} is not a multiple of 32 (the block size of blockStats)`);
+    if (x.length % 32 !== 0)
+      throw new RangeError(`value count ${x.length} is not a multiple of 32 (the block size of blockStats)`);
     const nb = x.length / 32;
     const res = { rmse: new Float32Array(nb), maxAbs: new Float32Array(nb), scale: new Float32Array(nb) };
     const name = `bq_${t.name}_stats`;
@@ -355,7 +370,9 @@ export class Codec {
     const chunk = Math.min(this.#chunk(4 + 12 / 32), Math.ceil(x.length / STEP) * STEP);
     const cb = chunk / 32;
     const xp = this.#reserve(align(chunk * 4) + 3 * align(cb * 4));
-    const rp = xp + align(chunk * 4), mp = rp + align(cb * 4), sp = mp + align(cb * 4);
+    const rp = xp + align(chunk * 4),
+      mp = rp + align(cb * 4),
+      sp = mp + align(cb * 4);
     for (let i = 0; i < x.length; i += chunk) {
       const k = Math.min(chunk, x.length - i);
       new Float32Array(this.#mem.buffer, xp, k).set(x.subarray(i, i + k));

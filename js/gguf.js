@@ -5,8 +5,19 @@ import { typeInfo } from './types.js';
 
 /** GGUF metadata value types. */
 export const GGUFValueType = Object.freeze({
-  UINT8: 0, INT8: 1, UINT16: 2, INT16: 3, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7,
-  STRING: 8, ARRAY: 9, UINT64: 10, INT64: 11, FLOAT64: 12,
+  UINT8: 0,
+  INT8: 1,
+  UINT16: 2,
+  INT16: 3,
+  UINT32: 4,
+  INT32: 5,
+  FLOAT32: 6,
+  BOOL: 7,
+  STRING: 8,
+  ARRAY: 9,
+  UINT64: 10,
+  INT64: 11,
+  FLOAT64: 12,
 });
 
 const VT = GGUFValueType;
@@ -79,13 +90,31 @@ class Reader {
   /** @param {number} n @param {string} field */
   need(n, field) {
     const end = this.pos + n;
-    if (end > this.size) throw new GGUFError('TRUNCATED', this.pos, `file ends inside ${field} (needs ${n} bytes, ${Math.max(0, this.size - this.pos)} left)`);
+    if (end > this.size)
+      throw new GGUFError(
+        'TRUNCATED',
+        this.pos,
+        `file ends inside ${field} (needs ${n} bytes, ${Math.max(0, this.size - this.pos)} left)`,
+      );
     if (end > this.buf.length) throw new NeedMore(end);
   }
 
-  /** @param {string} f */ u8(f) { this.need(1, f); return this.dv.getUint8(this.pos++); }
-  /** @param {string} f */ u32(f) { this.need(4, f); const v = this.dv.getUint32(this.pos, this.le); this.pos += 4; return v; }
-  /** @param {string} f */ u64(f) { this.need(8, f); const v = this.dv.getBigUint64(this.pos, this.le); this.pos += 8; return v; }
+  /** @param {string} f */ u8(f) {
+    this.need(1, f);
+    return this.dv.getUint8(this.pos++);
+  }
+  /** @param {string} f */ u32(f) {
+    this.need(4, f);
+    const v = this.dv.getUint32(this.pos, this.le);
+    this.pos += 4;
+    return v;
+  }
+  /** @param {string} f */ u64(f) {
+    this.need(8, f);
+    const v = this.dv.getBigUint64(this.pos, this.le);
+    this.pos += 8;
+    return v;
+  }
 
   /** A count (u64, or u32 in v1) that must fit the file given a minimum size per item. */
   /** @param {string} field @param {number} minItem @param {boolean} v1 */
@@ -127,21 +156,47 @@ class Reader {
   value(type, field, v1, depth) {
     const at = this.pos;
     switch (type) {
-      case VT.UINT8: return { value: this.u8(field) };
-      case VT.INT8: this.need(1, field); return { value: this.dv.getInt8(this.pos++) };
-      case VT.UINT16: this.need(2, field); this.pos += 2; return { value: this.dv.getUint16(at, this.le) };
-      case VT.INT16: this.need(2, field); this.pos += 2; return { value: this.dv.getInt16(at, this.le) };
-      case VT.UINT32: return { value: this.u32(field) };
-      case VT.INT32: this.need(4, field); this.pos += 4; return { value: this.dv.getInt32(at, this.le) };
-      case VT.FLOAT32: this.need(4, field); this.pos += 4; return { value: this.dv.getFloat32(at, this.le) };
-      case VT.BOOL: return { value: this.u8(field) !== 0 };
-      case VT.STRING: return { value: this.string(field, v1) };
-      case VT.UINT64: return { value: this.u64(field) };
-      case VT.INT64: this.need(8, field); this.pos += 8; return { value: this.dv.getBigInt64(at, this.le) };
-      case VT.FLOAT64: this.need(8, field); this.pos += 8; return { value: this.dv.getFloat64(at, this.le) };
+      case VT.UINT8:
+        return { value: this.u8(field) };
+      case VT.INT8:
+        this.need(1, field);
+        return { value: this.dv.getInt8(this.pos++) };
+      case VT.UINT16:
+        this.need(2, field);
+        this.pos += 2;
+        return { value: this.dv.getUint16(at, this.le) };
+      case VT.INT16:
+        this.need(2, field);
+        this.pos += 2;
+        return { value: this.dv.getInt16(at, this.le) };
+      case VT.UINT32:
+        return { value: this.u32(field) };
+      case VT.INT32:
+        this.need(4, field);
+        this.pos += 4;
+        return { value: this.dv.getInt32(at, this.le) };
+      case VT.FLOAT32:
+        this.need(4, field);
+        this.pos += 4;
+        return { value: this.dv.getFloat32(at, this.le) };
+      case VT.BOOL:
+        return { value: this.u8(field) !== 0 };
+      case VT.STRING:
+        return { value: this.string(field, v1) };
+      case VT.UINT64:
+        return { value: this.u64(field) };
+      case VT.INT64:
+        this.need(8, field);
+        this.pos += 8;
+        return { value: this.dv.getBigInt64(at, this.le) };
+      case VT.FLOAT64:
+        this.need(8, field);
+        this.pos += 8;
+        return { value: this.dv.getFloat64(at, this.le) };
       case VT.ARRAY: {
         const itemType = this.u32(`${field} item type`);
-        if (itemType > 12) throw new GGUFError('BAD_VALUE_TYPE', this.pos - 4, `${field}: unknown array item type ${itemType}`);
+        if (itemType > 12)
+          throw new GGUFError('BAD_VALUE_TYPE', this.pos - 4, `${field}: unknown array item type ${itemType}`);
         return { value: this.array(itemType, field, v1, depth + 1), itemType };
       }
       default:
@@ -168,7 +223,8 @@ class Reader {
       // Each nesting level costs a stack frame and at least 12 bytes, and is capped: a crafted
       // file cannot recurse deeper than maxDepth.
       const maxDepth = this.opt.maxDepth ?? 4;
-      if (level + 1 > maxDepth) throw new GGUFError('TOO_DEEP', this.pos, `${field}: arrays nested deeper than ${maxDepth} levels`);
+      if (level + 1 > maxDepth)
+        throw new GGUFError('TOO_DEEP', this.pos, `${field}: arrays nested deeper than ${maxDepth} levels`);
       const out = new Array(n);
       for (let i = 0; i < n; i++) {
         const t = this.u32(`${field}[${i}] item type`);
@@ -188,7 +244,21 @@ class Reader {
     const bytes = this.buf.slice(this.pos, this.pos + n * size);
     this.pos += n * size;
     if (!this.le && size > 1) swapInPlace(bytes, size);
-    const C = [Uint8Array, Int8Array, Uint16Array, Int16Array, Uint32Array, Int32Array, Float32Array, null, null, null, BigUint64Array, BigInt64Array, Float64Array][itemType];
+    const C = [
+      Uint8Array,
+      Int8Array,
+      Uint16Array,
+      Int16Array,
+      Uint32Array,
+      Int32Array,
+      Float32Array,
+      null,
+      null,
+      null,
+      BigUint64Array,
+      BigInt64Array,
+      Float64Array,
+    ][itemType];
     return new /** @type {any} */ (C)(bytes.buffer, 0, n);
   }
 }
@@ -227,7 +297,11 @@ function parseHeader(buf, fileSize, opt) {
     version = r.dv.getUint32(4, false);
   }
   if (version === 1 ? !opt.allowV1 : version !== 2 && version !== 3) {
-    throw new GGUFError('BAD_VERSION', 4, `unsupported GGUF version ${version}` + (version === 1 ? ' (pass { allowV1: true } to read it)' : ''));
+    throw new GGUFError(
+      'BAD_VERSION',
+      4,
+      `unsupported GGUF version ${version}` + (version === 1 ? ' (pass { allowV1: true } to read it)' : ''),
+    );
   }
   const v1 = version === 1;
   // Smallest possible entries (empty name, 1-byte value, no dims) bound the counts by the file size.
@@ -253,7 +327,11 @@ function parseHeader(buf, fileSize, opt) {
   if (al) {
     const v = /** @type {number} */ (al.value);
     if (al.type !== VT.UINT32 || v === 0 || (v & (v - 1)) !== 0) {
-      throw new GGUFError('BAD_ALIGNMENT', 0, `general.alignment must be a UINT32 power of two, got ${String(al.value)} of type ${al.type}`);
+      throw new GGUFError(
+        'BAD_ALIGNMENT',
+        0,
+        `general.alignment must be a UINT32 power of two, got ${String(al.value)} of type ${al.type}`,
+      );
     }
     alignment = v;
   }
@@ -263,11 +341,17 @@ function parseHeader(buf, fileSize, opt) {
   for (let i = 0; i < nTensors; i++) {
     const at = r.pos;
     const name = r.string(`tensor #${i} name`, v1);
-    if (r.lastLength >= MAX_NAME) throw new GGUFError('NAME_TOO_LONG', at, `tensor #${i} name is ${r.lastLength} bytes; ggml allows at most ${MAX_NAME - 1}`);
+    if (r.lastLength >= MAX_NAME)
+      throw new GGUFError(
+        'NAME_TOO_LONG',
+        at,
+        `tensor #${i} name is ${r.lastLength} bytes; ggml allows at most ${MAX_NAME - 1}`,
+      );
     if (names.has(name)) throw new GGUFError('DUPLICATE_TENSOR', at, `duplicate tensor name ${JSON.stringify(name)}`);
     names.add(name);
     const nDims = r.u32(`${name} n_dims`);
-    if (nDims > MAX_DIMS) throw new GGUFError('BAD_DIMS', r.pos - 4, `${name}: ${nDims} dimensions (at most ${MAX_DIMS})`);
+    if (nDims > MAX_DIMS)
+      throw new GGUFError('BAD_DIMS', r.pos - 4, `${name}: ${nDims} dimensions (at most ${MAX_DIMS})`);
     const dims = [];
     let total = 1n;
     for (let d = 0; d < nDims; d++) {
@@ -288,23 +372,52 @@ function parseHeader(buf, fileSize, opt) {
     }
     const ne0 = nDims > 0 ? dims[0] : 1n; // missing dimensions are 1, as in ggml
     if (ne0 % BigInt(info.blockSize) !== 0n) {
-      throw new GGUFError('BAD_SHAPE', tAt, `${name}: ne[0] = ${ne0} is not a multiple of the ${info.name} block size ${info.blockSize}`);
+      throw new GGUFError(
+        'BAD_SHAPE',
+        tAt,
+        `${name}: ne[0] = ${ne0} is not a multiple of the ${info.name} block size ${info.blockSize}`,
+      );
     }
     const oAt = r.pos;
     const offset = r.u64(`${name} offset`);
     const bytes = (total / BigInt(info.blockSize)) * BigInt(info.typeSize);
-    if (offset % BigInt(alignment) !== 0n) throw new GGUFError('BAD_OFFSET', oAt, `${name}: data offset ${offset} is not a multiple of the alignment ${alignment}`);
-    if (offset + bytes > BigInt(fileSize)) throw new GGUFError('BAD_OFFSET', oAt, `${name}: data (offset ${offset}, ${bytes} bytes) lies past the end of the file`);
-    tensors.push({ name, type, dims: dims.map(Number), offset: Number(offset), nElements: Number(total), byteLength: Number(bytes) });
+    if (offset % BigInt(alignment) !== 0n)
+      throw new GGUFError(
+        'BAD_OFFSET',
+        oAt,
+        `${name}: data offset ${offset} is not a multiple of the alignment ${alignment}`,
+      );
+    if (offset + bytes > BigInt(fileSize))
+      throw new GGUFError(
+        'BAD_OFFSET',
+        oAt,
+        `${name}: data (offset ${offset}, ${bytes} bytes) lies past the end of the file`,
+      );
+    tensors.push({
+      name,
+      type,
+      dims: dims.map(Number),
+      offset: Number(offset),
+      nElements: Number(total),
+      byteLength: Number(bytes),
+    });
   }
   const dataOffset = pad(r.pos, alignment);
   // Data must lie inside the file and tensors must not overlap.
-  const sorted = tensors.map((t, i) => [t, i]).sort((a, b) => /** @type {TensorInfo} */ (a[0]).offset - /** @type {TensorInfo} */ (b[0]).offset);
+  const sorted = tensors
+    .map((t, i) => [t, i])
+    .sort((a, b) => /** @type {TensorInfo} */ (a[0]).offset - /** @type {TensorInfo} */ (b[0]).offset);
   let end = 0;
   for (const [t] of /** @type {[TensorInfo, number][]} */ (sorted)) {
-    if (t.offset < end) throw new GGUFError('BAD_OFFSET', dataOffset + t.offset, `${t.name}: data overlaps the previous tensor`);
+    if (t.offset < end)
+      throw new GGUFError('BAD_OFFSET', dataOffset + t.offset, `${t.name}: data overlaps the previous tensor`);
     end = t.offset + t.byteLength;
-    if (dataOffset + end > fileSize) throw new GGUFError('BAD_OFFSET', dataOffset + t.offset, `${t.name}: data lies past the end of the file (${fileSize} bytes)`);
+    if (dataOffset + end > fileSize)
+      throw new GGUFError(
+        'BAD_OFFSET',
+        dataOffset + t.offset,
+        `${t.name}: data lies past the end of the file (${fileSize} bytes)`,
+      );
   }
   return { version, alignment, dataOffset, littleEndian: r.le, kv, metadata, tensors, headerBytes: r.pos };
 }
@@ -355,7 +468,6 @@ export function parseGGUF(data, options = {}) {
   };
 }
 
-
 // ---- Lazy reading from any byte source ----
 
 /**
@@ -397,7 +509,11 @@ async function urlSource(url, opt) {
   if (first.status === 200) {
     if (!opt.allowFullDownload) {
       await first.body?.cancel();
-      throw new GGUFError('NO_RANGE', 0, `${url}: the server ignored the Range request (HTTP 200, not 206); pass { allowFullDownload: true } to download the whole file`);
+      throw new GGUFError(
+        'NO_RANGE',
+        0,
+        `${url}: the server ignored the Range request (HTTP 200, not 206); pass { allowFullDownload: true } to download the whole file`,
+      );
     }
     return bufferSource(new Uint8Array(await first.arrayBuffer()));
   }
@@ -413,7 +529,8 @@ async function urlSource(url, opt) {
     read: async (o, n) => {
       if (n === 0) return new Uint8Array(0);
       const res = await get(o, n);
-      if (res.status !== 206) throw new GGUFError('NO_RANGE', o, `${url}: expected HTTP 206 for bytes ${o}-${o + n - 1}, got ${res.status}`);
+      if (res.status !== 206)
+        throw new GGUFError('NO_RANGE', o, `${url}: expected HTTP 206 for bytes ${o}-${o + n - 1}, got ${res.status}`);
       const b = new Uint8Array(await res.arrayBuffer());
       if (b.length !== n) throw new GGUFError('TRUNCATED', o, `${url}: asked for ${n} bytes at ${o}, got ${b.length}`);
       return b;
@@ -429,12 +546,15 @@ async function urlSource(url, opt) {
 export async function toSource(src, opt) {
   if (src instanceof ArrayBuffer || src instanceof Uint8Array) return bufferSource(src);
   if (typeof Blob !== 'undefined' && src instanceof Blob) return blobSource(src);
-  if (src instanceof URL || (typeof src === 'string' && /^(https?|blob|data):/i.test(src))) return urlSource(String(src), opt);
+  if (src instanceof URL || (typeof src === 'string' && /^(https?|blob|data):/i.test(src)))
+    return urlSource(String(src), opt);
   // A relative URL in a page or worker resolves against its location.
   const here = /** @type {any} */ (globalThis).location?.href;
   if (typeof src === 'string' && here) return urlSource(new URL(src, here).href, opt);
   if (src && typeof src === 'object' && 'read' in src && 'size' in src) return /** @type {ByteSource} */ (src);
-  throw new TypeError('openGGUF: source must be an ArrayBuffer, Uint8Array, Blob/File, URL or a { size, read } source (file paths: import openGGUF from js/node.js)');
+  throw new TypeError(
+    'openGGUF: source must be an ArrayBuffer, Uint8Array, Blob/File, URL or a { size, read } source (file paths: import openGGUF from js/node.js)',
+  );
 }
 
 /**
@@ -452,7 +572,12 @@ async function readHeader(src, opt) {
       return parseHeader(buf, src.size, opt);
     } catch (e) {
       if (!(e instanceof NeedMore)) throw e;
-      if (len >= cap) throw new GGUFError('HEADER_TOO_LARGE', len, `the header of ${src.name} is larger than ${cap} bytes (maxHeaderBytes)`);
+      if (len >= cap)
+        throw new GGUFError(
+          'HEADER_TOO_LARGE',
+          len,
+          `the header of ${src.name} is larger than ${cap} bytes (maxHeaderBytes)`,
+        );
       len = Math.min(src.size, cap, Math.max(len * 2, e.end));
     }
   }
@@ -479,15 +604,22 @@ export async function openGGUF(source, options = {}) {
   let tensors = h.tensors;
   if (srcs.length > 1 || h.metadata.has('split.count')) {
     const count = Number(h.metadata.get('split.count'));
-    if (count !== srcs.length) throw new GGUFError('SPLIT', 0, `split.count is ${h.metadata.get('split.count')} but ${srcs.length} shard(s) were given`);
+    if (count !== srcs.length)
+      throw new GGUFError(
+        'SPLIT',
+        0,
+        `split.count is ${h.metadata.get('split.count')} but ${srcs.length} shard(s) were given`,
+      );
     const total = Number(h.metadata.get('split.tensors.count'));
     tensors = [];
     const names = new Set();
     heads.forEach((hd, i) => {
       const no = hd.metadata.get('split.no');
-      if (no !== undefined && Number(no) !== i) throw new GGUFError('SPLIT', 0, `shard ${i + 1} says split.no = ${no}; shards must be given in order`);
+      if (no !== undefined && Number(no) !== i)
+        throw new GGUFError('SPLIT', 0, `shard ${i + 1} says split.no = ${no}; shards must be given in order`);
       for (const t of hd.tensors) {
-        if (names.has(t.name)) throw new GGUFError('DUPLICATE_TENSOR', 0, `tensor ${JSON.stringify(t.name)} appears in two shards`);
+        if (names.has(t.name))
+          throw new GGUFError('DUPLICATE_TENSOR', 0, `tensor ${JSON.stringify(t.name)} appears in two shards`);
         names.add(t.name);
         tensors.push({ ...t, shard: i });
       }
@@ -506,10 +638,17 @@ export async function openGGUF(source, options = {}) {
     shards: heads.length,
     /** The bytes of one tensor, read from the source. */
     /** @param {string | TensorInfo} name */
-    readTensor: (name) => { const t = findTensor(g, name); return read(t, 0, t.byteLength); },
+    readTensor: (name) => {
+      const t = findTensor(g, name);
+      return read(t, 0, t.byteLength);
+    },
     /** Rows [first, first + count) of a tensor (a row is ne0 elements); reads only those bytes. */
     /** @param {string | TensorInfo} name @param {number} first @param {number} count */
-    readRows: (name, first, count) => { const t = findTensor(g, name); const r = rowRange(t, first, count); return read(t, r.start, r.length); },
+    readRows: (name, first, count) => {
+      const t = findTensor(g, name);
+      const r = rowRange(t, first, count);
+      return read(t, r.start, r.length);
+    },
   };
 }
 
@@ -533,7 +672,8 @@ export function writeGGUFHeader(spec) {
   const al = kv.find((e) => e.key === 'general.alignment');
   if (al) alignment = Number(al.value);
   else if (alignment !== DEFAULT_ALIGNMENT) kv.push({ key: 'general.alignment', type: VT.UINT32, value: alignment });
-  if (!Number.isInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) throw new RangeError(`alignment must be a power of two, got ${alignment}`);
+  if (!Number.isInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0)
+    throw new RangeError(`alignment must be a power of two, got ${alignment}`);
   const w = new Writer();
   w.bytes([0x47, 0x47, 0x55, 0x46]);
   w.u32(3);
@@ -552,7 +692,9 @@ export function writeGGUFHeader(spec) {
     const want = (n / info.blockSize) * info.typeSize;
     const have = t.data ? t.data.length : t.byteLength;
     if (t.dims.length > MAX_DIMS || (t.dims.length && t.dims[0] % info.blockSize) || have !== want) {
-      throw new RangeError(`tensor ${t.name}: dims ${JSON.stringify(t.dims)} of ${info.name} need ${want} bytes of data, got ${have}`);
+      throw new RangeError(
+        `tensor ${t.name}: dims ${JSON.stringify(t.dims)} of ${info.name} need ${want} bytes of data, got ${have}`,
+      );
     }
     w.string(t.name);
     w.u32(t.dims.length);
@@ -596,13 +738,22 @@ class Writer {
   }
 
   /** @param {number} n */
-  zeros(n) { if (n > 0) this.bytes(new Uint8Array(n)); }
+  zeros(n) {
+    if (n > 0) this.bytes(new Uint8Array(n));
+  }
 
   /** @param {(dv: DataView) => void} set @param {number} n */
-  fixed(set, n) { set(this.scratch); this.bytes(new Uint8Array(this.scratch.buffer.slice(0, n))); }
+  fixed(set, n) {
+    set(this.scratch);
+    this.bytes(new Uint8Array(this.scratch.buffer.slice(0, n)));
+  }
 
-  /** @param {number} v */ u32(v) { this.fixed((d) => d.setUint32(0, v, true), 4); }
-  /** @param {bigint} v */ u64(v) { this.fixed((d) => d.setBigUint64(0, v, true), 8); }
+  /** @param {number} v */ u32(v) {
+    this.fixed((d) => d.setUint32(0, v, true), 4);
+  }
+  /** @param {bigint} v */ u64(v) {
+    this.fixed((d) => d.setBigUint64(0, v, true), 8);
+  }
 
   /** @param {string} s */
   string(s) {
@@ -620,20 +771,33 @@ class Writer {
   value(type, v, itemType, key) {
     const num = /** @type {number} */ (v);
     switch (type) {
-      case VT.UINT8: return this.fixed((d) => d.setUint8(0, num), 1);
-      case VT.INT8: return this.fixed((d) => d.setInt8(0, num), 1);
-      case VT.UINT16: return this.fixed((d) => d.setUint16(0, num, true), 2);
-      case VT.INT16: return this.fixed((d) => d.setInt16(0, num, true), 2);
-      case VT.UINT32: return this.fixed((d) => d.setUint32(0, num, true), 4);
-      case VT.INT32: return this.fixed((d) => d.setInt32(0, num, true), 4);
-      case VT.FLOAT32: return this.fixed((d) => d.setFloat32(0, num, true), 4);
-      case VT.BOOL: return this.fixed((d) => d.setUint8(0, v ? 1 : 0), 1);
-      case VT.STRING: return this.string(String(v));
-      case VT.UINT64: return this.fixed((d) => d.setBigUint64(0, BigInt(/** @type {any} */ (v)), true), 8);
-      case VT.INT64: return this.fixed((d) => d.setBigInt64(0, BigInt(/** @type {any} */ (v)), true), 8);
-      case VT.FLOAT64: return this.fixed((d) => d.setFloat64(0, num, true), 8);
+      case VT.UINT8:
+        return this.fixed((d) => d.setUint8(0, num), 1);
+      case VT.INT8:
+        return this.fixed((d) => d.setInt8(0, num), 1);
+      case VT.UINT16:
+        return this.fixed((d) => d.setUint16(0, num, true), 2);
+      case VT.INT16:
+        return this.fixed((d) => d.setInt16(0, num, true), 2);
+      case VT.UINT32:
+        return this.fixed((d) => d.setUint32(0, num, true), 4);
+      case VT.INT32:
+        return this.fixed((d) => d.setInt32(0, num, true), 4);
+      case VT.FLOAT32:
+        return this.fixed((d) => d.setFloat32(0, num, true), 4);
+      case VT.BOOL:
+        return this.fixed((d) => d.setUint8(0, v ? 1 : 0), 1);
+      case VT.STRING:
+        return this.string(String(v));
+      case VT.UINT64:
+        return this.fixed((d) => d.setBigUint64(0, BigInt(/** @type {any} */ (v)), true), 8);
+      case VT.INT64:
+        return this.fixed((d) => d.setBigInt64(0, BigInt(/** @type {any} */ (v)), true), 8);
+      case VT.FLOAT64:
+        return this.fixed((d) => d.setFloat64(0, num, true), 8);
       case VT.ARRAY: {
-        if (itemType === undefined || itemType < 0 || itemType > 12) throw new TypeError(`${key}: an ARRAY value needs an itemType`);
+        if (itemType === undefined || itemType < 0 || itemType > 12)
+          throw new TypeError(`${key}: an ARRAY value needs an itemType`);
         const items = /** @type {ArrayLike<unknown>} */ (v);
         this.u32(itemType);
         this.u64(BigInt(items.length));
@@ -652,7 +816,10 @@ class Writer {
   finish() {
     const out = new Uint8Array(this.length);
     let o = 0;
-    for (const p of this.parts) { out.set(p, o); o += p.length; }
+    for (const p of this.parts) {
+      out.set(p, o);
+      o += p.length;
+    }
     return out;
   }
 }
@@ -663,7 +830,21 @@ class Writer {
  * @param {unknown} a
  */
 function innerType(a) {
-  const kinds = [Uint8Array, Int8Array, Uint16Array, Int16Array, Uint32Array, Int32Array, Float32Array, null, null, null, BigUint64Array, BigInt64Array, Float64Array];
+  const kinds = [
+    Uint8Array,
+    Int8Array,
+    Uint16Array,
+    Int16Array,
+    Uint32Array,
+    Int32Array,
+    Float32Array,
+    null,
+    null,
+    null,
+    BigUint64Array,
+    BigInt64Array,
+    Float64Array,
+  ];
   const k = kinds.findIndex((C) => C && a instanceof C);
   if (k >= 0) return k;
   if (Array.isArray(a)) {
@@ -676,9 +857,40 @@ function innerType(a) {
 
 /** Multi-byte fields of each codec type's block: [offset, size] pairs (half d/m/s, u32 qh). */
 const FIELDS = new Map([
-  [0, [[0, 4]]], [1, [[0, 2]]], [30, [[0, 2]]],
-  [2, [[0, 2]]], [3, [[0, 2], [2, 2]]], [6, [[0, 2], [2, 4]]], [7, [[0, 2], [2, 2], [4, 4]]],
-  [8, [[0, 2]]], [9, [[0, 2], [2, 2]]],
+  [0, [[0, 4]]],
+  [1, [[0, 2]]],
+  [30, [[0, 2]]],
+  [2, [[0, 2]]],
+  [
+    3,
+    [
+      [0, 2],
+      [2, 2],
+    ],
+  ],
+  [
+    6,
+    [
+      [0, 2],
+      [2, 4],
+    ],
+  ],
+  [
+    7,
+    [
+      [0, 2],
+      [2, 2],
+      [4, 4],
+    ],
+  ],
+  [8, [[0, 2]]],
+  [
+    9,
+    [
+      [0, 2],
+      [2, 2],
+    ],
+  ],
 ]);
 
 /**

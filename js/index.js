@@ -39,12 +39,25 @@ export async function init(options = {}) {
   if (options.module !== undefined) {
     module = await moduleFrom(options.module, options.fetch);
   } else {
-    if (backend === 'simd128' && !simdSupported()) throw new Error('backend simd128 requested, but this runtime does not support WebAssembly SIMD128');
-    module = await bundledModule(backend === 'scalar' || (backend === 'auto' && !simdSupported()) ? 'scalar' : 'simd128');
+    if (backend === 'simd128' && !simdSupported())
+      throw new Error('backend simd128 requested, but this runtime does not support WebAssembly SIMD128');
+    module = await bundledModule(
+      backend === 'scalar' || (backend === 'auto' && !simdSupported()) ? 'scalar' : 'simd128',
+    );
   }
   const got = backendOf(module);
-  if (backend !== 'auto' && got !== backend) throw new Error(`backend ${backend} requested, but the given module is the ${got} build`);
+  if (backend !== 'auto' && got !== backend)
+    throw new Error(`backend ${backend} requested, but the given module is the ${got} build`);
   return new Codec(await instantiate(module), got, staging);
 }
 
-export { parseGGUF, openGGUF, writeGGUF, writeGGUFHeader, GGUFError, GGUFValueType, rowRange, toLittleEndian } from './gguf.js';
+export {
+  parseGGUF,
+  openGGUF,
+  writeGGUF,
+  writeGGUFHeader,
+  GGUFError,
+  GGUFValueType,
+  rowRange,
+  toLittleEndian,
+} from './gguf.js';

@@ -9,8 +9,8 @@ const compiled = new Map();
 
 // The smallest module that uses SIMD128: (func (result v128) i32.const 0 i32x4.splat).
 const SIMD_PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03,
-  0x02, 0x01, 0x00, 0x0a, 0x08, 0x01, 0x06, 0x00, 0x41, 0x00, 0xfd, 0x11, 0x0b,
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00,
+  0x0a, 0x08, 0x01, 0x06, 0x00, 0x41, 0x00, 0xfd, 0x11, 0x0b,
 ]);
 
 /**
@@ -67,8 +67,10 @@ export async function moduleFrom(source, fetchFn = globalThis.fetch) {
     try {
       res = await fetchFn(url);
     } catch (e) {
-      throw new TypeError(`cannot fetch the wasm module at ${url}: ${/** @type {Error} */ (e).message}` +
-        (url.startsWith('file:') ? ' (this runtime cannot fetch file: URLs; pass the bytes instead)' : ''));
+      throw new TypeError(
+        `cannot fetch the wasm module at ${url}: ${/** @type {Error} */ (e).message}` +
+          (url.startsWith('file:') ? ' (this runtime cannot fetch file: URLs; pass the bytes instead)' : ''),
+      );
     }
     if (!res.ok) throw new TypeError(`cannot fetch the wasm module at ${url}: HTTP ${res.status}`);
     return WebAssembly.compile(await res.arrayBuffer());
@@ -98,7 +100,9 @@ export function backendOf(module) {
 export async function instantiate(module) {
   const imports = WebAssembly.Module.imports(module);
   if (imports.length) {
-    throw new TypeError(`the wasm module imports ${imports.map((i) => `${i.module}.${i.name}`).join(', ')}; blockquant builds import nothing`);
+    throw new TypeError(
+      `the wasm module imports ${imports.map((i) => `${i.module}.${i.name}`).join(', ')}; blockquant builds import nothing`,
+    );
   }
   const instance = await WebAssembly.instantiate(module, {});
   const init = /** @type {Function | undefined} */ (instance.exports._initialize);

@@ -46,13 +46,20 @@ export async function openGGUF(source, options = {}) {
         opened.push(fh);
         srcs.push(await fileSource(fh, s));
       } else if (s && typeof s === 'object' && 'fd' in s && 'stat' in s && 'read' in s) {
-        srcs.push(await fileSource(/** @type {import('node:fs/promises').FileHandle} */ (s), `fd ${/** @type {any} */ (s).fd}`));
+        srcs.push(
+          await fileSource(/** @type {import('node:fs/promises').FileHandle} */ (s), `fd ${/** @type {any} */ (s).fd}`),
+        );
       } else {
         srcs.push(s);
       }
     }
     const f = await openAny(Array.isArray(source) ? srcs : srcs[0], options);
-    return { ...f, close: async () => { await Promise.all(opened.map((fh) => fh.close())); } };
+    return {
+      ...f,
+      close: async () => {
+        await Promise.all(opened.map((fh) => fh.close()));
+      },
+    };
   } catch (e) {
     await Promise.all(opened.map((fh) => fh.close()));
     throw e;

@@ -4,7 +4,18 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, GGMLType, simdSupported } from '../js/index.js';
 import * as oracle from './lib/oracle.js';
-import { ALL_TYPES, BACKEND, PAIRS, QTYPES, SEED, codec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
+import {
+  ALL_TYPES,
+  BACKEND,
+  PAIRS,
+  QTYPES,
+  SEED,
+  codec,
+  edgeInputs,
+  firstDiff,
+  rng,
+  sameFloat,
+} from './lib/helpers.js';
 
 const bq = await codec();
 const wasmFile = new URL(`../wasm/blockquant-${BACKEND}.wasm`, import.meta.url);
@@ -20,10 +31,18 @@ test('init picks and honours backends', async () => {
 test('init accepts a compiled module, bytes or a URL, and checks them', async () => {
   const bytes = readFileSync(wasmFile);
   const module = await WebAssembly.compile(bytes);
-  for (const m of [module, bytes, new Uint8Array(bytes).buffer, new URL(`data:application/wasm;base64,${bytes.toString('base64')}`)]) {
+  for (const m of [
+    module,
+    bytes,
+    new Uint8Array(bytes).buffer,
+    new URL(`data:application/wasm;base64,${bytes.toString('base64')}`),
+  ]) {
     const c = await init({ module: m });
     assert.equal(c.backend, BACKEND);
-    assert.deepEqual([...c.dequantize('q8_0', new Uint8Array([0, 0x3c, ...new Array(32).fill(2)]))], new Array(32).fill(2));
+    assert.deepEqual(
+      [...c.dequantize('q8_0', new Uint8Array([0, 0x3c, ...new Array(32).fill(2)]))],
+      new Array(32).fill(2),
+    );
   }
   const other = BACKEND === 'simd128' ? 'scalar' : 'simd128';
   await assert.rejects(init({ backend: other, module }), /requested, but the given module is the/);
@@ -35,19 +54,37 @@ test('init accepts a compiled module, bytes or a URL, and checks them', async ()
 test('types are given by id or name; unknown and unsupported types are TypeErrors naming them', () => {
   const x = new Float32Array(64).fill(1);
   assert.deepEqual(bq.quantize('q4_0', x), bq.quantize(GGMLType.Q4_0, x));
-  assert.throws(() => bq.quantize(4, x), (e) => e instanceof TypeError && /\b4\b/.test(e.message));
-  assert.throws(() => bq.quantize('q9_9', x), (e) => e instanceof TypeError && e.message.includes('q9_9'));
-  assert.throws(() => bq.quantize(GGMLType.Q4_K, x), (e) => e instanceof TypeError && e.message.includes('q4_K'));
-  assert.throws(() => bq.dequantize(GGMLType.IQ2_XXS, new Uint8Array(66)), (e) => e instanceof TypeError && e.message.includes('iq2_xxs'));
+  assert.throws(
+    () => bq.quantize(4, x),
+    (e) => e instanceof TypeError && /\b4\b/.test(e.message),
+  );
+  assert.throws(
+    () => bq.quantize('q9_9', x),
+    (e) => e instanceof TypeError && e.message.includes('q9_9'),
+  );
+  assert.throws(
+    () => bq.quantize(GGMLType.Q4_K, x),
+    (e) => e instanceof TypeError && e.message.includes('q4_K'),
+  );
+  assert.throws(
+    () => bq.dequantize(GGMLType.IQ2_XXS, new Uint8Array(66)),
+    (e) => e instanceof TypeError && e.message.includes('iq2_xxs'),
+  );
   assert.throws(() => bq.quantize('q4_0', /** @type {any} */ ([1, 2])), TypeError);
 });
 
 test('lengths that are not whole blocks are RangeErrors, and nothing is written', () => {
   const out = new Uint8Array(18);
-  assert.throws(() => bq.quantize('q4_0', new Float32Array(33), out), (e) => e instanceof RangeError && /33.*multiple of 32/.test(e.message));
+  assert.throws(
+    () => bq.quantize('q4_0', new Float32Array(33), out),
+    (e) => e instanceof RangeError && /33.*multiple of 32/.test(e.message),
+  );
   assert.throws(() => bq.quantize('q4_0', new Float32Array(64), out), RangeError); // out too small
   assert.deepEqual(out, new Uint8Array(18));
-  assert.throws(() => bq.dequantize('q5_1', new Uint8Array(25)), (e) => e instanceof RangeError && /25 bytes/.test(e.message));
+  assert.throws(
+    () => bq.dequantize('q5_1', new Uint8Array(25)),
+    (e) => e instanceof RangeError && /25 bytes/.test(e.message),
+  );
   assert.throws(() => bq.dequantize('q8_0', new Uint8Array(34), new Float32Array(31)), RangeError);
   assert.throws(() => bq.blockStats('q8_0', new Float32Array(48)), RangeError);
   assert.throws(() => bq.blockStats('f32', new Float32Array(32)), TypeError);
@@ -56,13 +93,33 @@ test('lengths that are not whole blocks are RangeErrors, and nothing is written'
 
 test('dot and matvec check pairs and lengths', () => {
   const x = new Float32Array(64).map((_, i) => i - 30);
-  const q4 = bq.quantize('q4_0', x), q8 = bq.quantize('q8_0', x), q81 = bq.quantize('q8_1', x);
-  assert.throws(() => bq.dot('q4_0', q4, 'q8_1', q81), (e) => e instanceof RangeError && e.message.includes('q4_0 . q8_1') && e.message.includes('pairs with q8_0'));
-  assert.throws(() => bq.dot('q4_1', bq.quantize('q4_1', x), 'q8_0', q8), (e) => e instanceof RangeError && e.message.includes('pairs with q8_1'));
-  assert.throws(() => bq.dot('q8_1', q81, 'q8_1', q81), (e) => e instanceof RangeError && e.message.includes('q8_1 . q8_1'));
-  assert.throws(() => bq.dot('q4_0', q4, 'q8_0', q8.subarray(0, 34)), (e) => e instanceof RangeError && /mismatch/.test(e.message));
-  assert.throws(() => bq.dot('q4_0', q4, 'f32', x.subarray(0, 32)), (e) => e instanceof RangeError && /mismatch/.test(e.message));
-  assert.throws(() => bq.matvec('q4_0', q4, 3, x.subarray(0, 32)), (e) => e instanceof RangeError && /weights hold/.test(e.message));
+  const q4 = bq.quantize('q4_0', x),
+    q8 = bq.quantize('q8_0', x),
+    q81 = bq.quantize('q8_1', x);
+  assert.throws(
+    () => bq.dot('q4_0', q4, 'q8_1', q81),
+    (e) => e instanceof RangeError && e.message.includes('q4_0 . q8_1') && e.message.includes('pairs with q8_0'),
+  );
+  assert.throws(
+    () => bq.dot('q4_1', bq.quantize('q4_1', x), 'q8_0', q8),
+    (e) => e instanceof RangeError && e.message.includes('pairs with q8_1'),
+  );
+  assert.throws(
+    () => bq.dot('q8_1', q81, 'q8_1', q81),
+    (e) => e instanceof RangeError && e.message.includes('q8_1 . q8_1'),
+  );
+  assert.throws(
+    () => bq.dot('q4_0', q4, 'q8_0', q8.subarray(0, 34)),
+    (e) => e instanceof RangeError && /mismatch/.test(e.message),
+  );
+  assert.throws(
+    () => bq.dot('q4_0', q4, 'f32', x.subarray(0, 32)),
+    (e) => e instanceof RangeError && /mismatch/.test(e.message),
+  );
+  assert.throws(
+    () => bq.matvec('q4_0', q4, 3, x.subarray(0, 32)),
+    (e) => e instanceof RangeError && /weights hold/.test(e.message),
+  );
   assert.throws(() => bq.matvec('q4_0', q4, 1, new Float32Array(63)), RangeError);
   assert.throws(() => bq.matvec('q4_0', q4, -1, x), RangeError);
   assert.throws(() => bq.matvec('q4_0', q4, 2, x.subarray(0, 32), { out: new Float32Array(3) }), RangeError);
@@ -72,12 +129,15 @@ test('dot and matvec check pairs and lengths', () => {
 
 test('matvec rows equal dots: quantized activations by default, f32 with exact', () => {
   const r = rng(SEED);
-  const cols = 512, rows = 7;
+  const cols = 512,
+    rows = 7;
   const x = new Float32Array(cols).map(() => r.normal());
   const w = new Float32Array(rows * cols).map(() => r.normal());
   for (const [t, a] of PAIRS) {
-    const wq = bq.quantize(t, w), xq = bq.quantize(a, x);
-    const y = bq.matvec(t, wq, rows, x), ye = bq.matvec(t, wq, rows, x, { exact: true });
+    const wq = bq.quantize(t, w),
+      xq = bq.quantize(a, x);
+    const y = bq.matvec(t, wq, rows, x),
+      ye = bq.matvec(t, wq, rows, x, { exact: true });
     const rb = wq.length / rows;
     for (let i = 0; i < rows; i++) {
       assert.ok(sameFloat(y[i], bq.dot(t, wq.subarray(i * rb, (i + 1) * rb), a, xq)), `${t} row ${i}`);
@@ -115,12 +175,14 @@ test(`results do not depend on the staging size (chunked streaming), seed ${SEED
     assert.equal(firstDiff(small.dequantize(t, q), bq.dequantize(t, q)), -1, `${t} dequantize`);
     assert.ok(sameFloat(small.dot(t, q, 'f32', x), bq.dot(t, q, 'f32', x)), `${t} . f32`);
     if (t !== 'f32') {
-      const a = bq.blockStats(t, x), b = small.blockStats(t, x);
+      const a = bq.blockStats(t, x),
+        b = small.blockStats(t, x);
       for (const k of ['rmse', 'maxAbs', 'scale']) assert.equal(firstDiff(a[k], b[k]), -1, `${t} stats ${k}`);
     }
   }
   for (const [t, a] of PAIRS) {
-    const q = bq.quantize(t, x), qa = bq.quantize(a, x);
+    const q = bq.quantize(t, x),
+      qa = bq.quantize(a, x);
     assert.ok(sameFloat(small.dot(t, q, a, qa), bq.dot(t, q, a, qa)), `${t} . ${a}`);
     // 8 rows of 4000: a row does not fit 4 KiB of staging with the vector, so each row streams.
     const y = bq.matvec(t, q, 8, x.subarray(0, n / 8));
@@ -141,7 +203,10 @@ test('dequantizing 2^28 values keeps wasm memory bounded', () => {
   const n = 2 ** 28;
   const q = new Uint8Array((n / 32) * 18);
   // Block b holds d = 1.0 (0x3C00) and codes b % 16 in every nibble.
-  for (let b = 0, o = 0; b < n / 32; b++, o += 18) { q[o + 1] = 0x3c; q.fill((b % 16) * 17, o + 2, o + 18); }
+  for (let b = 0, o = 0; b < n / 32; b++, o += 18) {
+    q[o + 1] = 0x3c;
+    q.fill((b % 16) * 17, o + 2, o + 18);
+  }
   const y = c.dequantize('q4_0', q);
   assert.equal(y.length, n);
   for (const b of [0, 1, 15, 16, n / 32 - 1]) assert.equal(y[b * 32 + 7], (b % 16) - 8, `block ${b}`);

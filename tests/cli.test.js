@@ -15,22 +15,37 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 const w = new Float32Array(512).map((_, i) => Math.sin(i * 0.7) * 0.05);
 const tiny = join(dir, 'tiny.gguf');
-writeFileSync(tiny, writeGGUF({
-  kv: [
-    { key: 'general.name', type: 8, value: 'tiny' },
-    { key: 'general.file_type', type: 4, value: 1 },
-    { key: 'tokenizer.ggml.tokens', type: 9, itemType: 8, value: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] },
-  ],
-  tensors: [
-    { name: 'blk.0.w', type: GGMLType.F16, dims: [64, 8], data: bq.quantize('f16', w) },
-    { name: 'blk.0.norm', type: GGMLType.F32, dims: [64], data: new Uint8Array(new Float32Array(64).fill(1).buffer) },
-    { name: 'blk.0.q', type: GGMLType.Q8_0, dims: [64, 8], data: bq.quantize('q8_0', w) },
-  ],
-}));
+writeFileSync(
+  tiny,
+  writeGGUF({
+    kv: [
+      { key: 'general.name', type: 8, value: 'tiny' },
+      { key: 'general.file_type', type: 4, value: 1 },
+      { key: 'tokenizer.ggml.tokens', type: 9, itemType: 8, value: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] },
+    ],
+    tensors: [
+      { name: 'blk.0.w', type: GGMLType.F16, dims: [64, 8], data: bq.quantize('f16', w) },
+      { name: 'blk.0.norm', type: GGMLType.F32, dims: [64], data: new Uint8Array(new Float32Array(64).fill(1).buffer) },
+      { name: 'blk.0.q', type: GGMLType.Q8_0, dims: [64, 8], data: bq.quantize('q8_0', w) },
+    ],
+  }),
+);
 
 async function run(...args) {
-  let out = '', err = '';
-  const code = await main(args, { out: { write: (s) => { out += s; } }, err: { write: (s) => { err += s; } } });
+  let out = '',
+    err = '';
+  const code = await main(args, {
+    out: {
+      write: (s) => {
+        out += s;
+      },
+    },
+    err: {
+      write: (s) => {
+        err += s;
+      },
+    },
+  });
   return { code, out, err };
 }
 
@@ -39,7 +54,9 @@ test('inspect prints the header, metadata, tensor table and totals', async () =>
   assert.equal(r.code, 0, r.err);
   // Offsets worked out by hand: 24 bytes of header, 177 of metadata, 136 of tensor infos = 337,
   // padded to 352; f16 64x8 = 1024 bytes, f32 64 = 256, q8_0 16 blocks x 34 = 544.
-  assert.equal(r.out, `GGUF v3, little-endian, alignment 32, data at byte 352
+  assert.equal(
+    r.out,
+    `GGUF v3, little-endian, alignment 32, data at byte 352
 3 metadata entries, 3 tensors
 
 metadata:
@@ -57,7 +74,8 @@ totals per type:
   f16      1 tensors, 512 elements, 1024 bytes
   f32      1 tensors, 64 elements, 256 bytes
   q8_0     1 tensors, 512 elements, 544 bytes
-`);
+`,
+  );
   const j = JSON.parse((await run('inspect', tiny, '--json')).out);
   assert.equal(j.dataOffset, 352);
   assert.deepEqual(j.tensors[2], { name: 'blk.0.q', type: 'q8_0', dims: [64, 8], offset: 1280, bytes: 544 });
@@ -67,7 +85,10 @@ totals per type:
 test('dump prints dequantized rows', async () => {
   const r = await run('dump', tiny, 'blk.0.q', '--rows', '1:3');
   assert.equal(r.code, 0, r.err);
-  const rows = r.out.trim().split('\n').map((l) => l.split(' ').map(Number));
+  const rows = r.out
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' ').map(Number));
   const want = bq.dequantize('q8_0', bq.quantize('q8_0', w));
   assert.equal(rows.length, 2);
   assert.deepEqual(rows[1], Array.from(want.subarray(128, 192)));
@@ -93,7 +114,10 @@ test('quantize requantizes float tensors with the reference quantizer', async ()
   const r = await run('quantize', tiny, out, '--type', 'q5_1', '--keep-1d', 'f32');
   assert.equal(r.code, 0, r.err);
   const g = parseGGUF(new Uint8Array(readFileSync(out)));
-  assert.deepEqual(g.tensors.map((t) => t.type), [GGMLType.Q5_1, GGMLType.F32, GGMLType.Q8_0]);
+  assert.deepEqual(
+    g.tensors.map((t) => t.type),
+    [GGMLType.Q5_1, GGMLType.F32, GGMLType.Q8_0],
+  );
   assert.equal(g.metadata.get('general.file_type'), 9);
   const x = bq.dequantize('f16', bq.quantize('f16', w));
   assert.deepEqual(g.tensorBytes('blk.0.w'), bq.quantize('q5_1', x));
@@ -109,7 +133,13 @@ test('errors name the file and exit 1; bad usage exits 2 with help', async () =>
   const r = await run('inspect', bad);
   assert.equal(r.code, 1);
   assert.match(r.err, /bad\.gguf: unsupported GGUF version 9/);
-  for (const args of [[], ['frob'], ['inspect'], ['quantize', tiny, 'x.gguf', '--type', 'q3_k'], ['dump', tiny, 'blk.0.q', '--rows', 'x']]) {
+  for (const args of [
+    [],
+    ['frob'],
+    ['inspect'],
+    ['quantize', tiny, 'x.gguf', '--type', 'q3_k'],
+    ['dump', tiny, 'blk.0.q', '--rows', 'x'],
+  ]) {
     const u = await run(...args);
     assert.equal(u.code, 2, args.join(' '));
     assert.match(u.err + u.out, /usage: blockquant/);

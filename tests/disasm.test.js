@@ -6,8 +6,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const disasm = (build) => execFileSync('wasm-objdump', ['-d', fileURLToPath(new URL(`../wasm/blockquant-${build}.wasm`, import.meta.url))],
-  { encoding: 'utf8', maxBuffer: 256 << 20 });
+const disasm = (build) =>
+  execFileSync('wasm-objdump', ['-d', fileURLToPath(new URL(`../wasm/blockquant-${build}.wasm`, import.meta.url))], {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+  });
 
 /** @returns {Map<string, string[]>} function name -> instruction texts */
 function functions(text) {
@@ -15,7 +18,11 @@ function functions(text) {
   let cur = null;
   for (const line of text.split('\n')) {
     const h = /^[0-9a-f]+ func\[(\d+)\](?: <([^>]+)>)?:/.exec(line);
-    if (h) { cur = []; out.set(h[2] ?? `func${h[1]}`, cur); continue; }
+    if (h) {
+      cur = [];
+      out.set(h[2] ?? `func${h[1]}`, cur);
+      continue;
+    }
     const bar = line.indexOf('| ');
     if (cur && bar >= 0) cur.push(line.slice(bar + 2).trim());
   }
@@ -40,6 +47,8 @@ test('SIMD128 kernels have no extract_lane/replace_lane inside loops', () => {
 });
 
 test('the scalar build has no SIMD instructions', () => {
-  const simd = disasm('scalar').split('\n').filter((l) => /\| .*\b(v128|[if](8x16|16x8|32x4|64x2))\./.test(l));
+  const simd = disasm('scalar')
+    .split('\n')
+    .filter((l) => /\| .*\b(v128|[if](8x16|16x8|32x4|64x2))\./.test(l));
   assert.deepEqual(simd.slice(0, 5), []);
 });

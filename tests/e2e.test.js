@@ -20,12 +20,22 @@ const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
 /** Whole-tensor error, written out here (not taken from the demo's code). */
 function expected(x, fmt) {
   const back = bq.dequantize(fmt, bq.quantize(fmt, x));
-  let se = 0, maxAbs = 0;
-  for (let i = 0; i < x.length; i++) { const e = x[i] - back[i]; se += e * e; maxAbs = Math.max(maxAbs, Math.abs(e)); }
+  let se = 0,
+    maxAbs = 0;
+  for (let i = 0; i < x.length; i++) {
+    const e = x[i] - back[i];
+    se += e * e;
+    maxAbs = Math.max(maxAbs, Math.abs(e));
+  }
   return { rmse: Math.sqrt(se / x.length), maxAbs };
 }
 
-const half = (h) => { const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, f = h & 1023; return e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25); };
+const half = (h) => {
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 31,
+    f = h & 1023;
+  return e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
+};
 
 test('the demo page in headless Chromium', async (t) => {
   const server = await startServer({ port: 0 });
@@ -34,25 +44,44 @@ test('the demo page in headless Chromium', async (t) => {
   const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
     viewport: { width: 1400, height: 900 },
   });
   const problems = [];
   try {
     const page = await context.newPage();
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     const ready = () => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
     await page.goto(`http://127.0.0.1:${port}/`);
-    await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelectorAll('[data-testid=summary-row]').length === 5, null, { timeout: 30000 });
+    await page.waitForFunction(
+      () =>
+        document.body.dataset.ready === 'true' && document.querySelectorAll('[data-testid=summary-row]').length === 5,
+      null,
+      { timeout: 30000 },
+    );
 
     await t.test('the sample opens and its summary equals the API', async () => {
       const g = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
       const name = 'blk.0.attn_q.weight';
       assert.equal(await page.$$eval('[data-testid=tensor-row]', (r) => r.length), g.tensors.length);
       const x = bq.dequantize('f16', g.tensorBytes(name));
-      const rows = await page.$$eval('[data-testid=summary-row]', (rs) => rs.map((r) => ({ format: r.dataset.format, rmse: Number(r.dataset.rmse), maxAbs: Number(r.dataset.maxAbs) })));
-      assert.deepEqual(rows.map((r) => r.format), FORMATS);
+      const rows = await page.$$eval('[data-testid=summary-row]', (rs) =>
+        rs.map((r) => ({ format: r.dataset.format, rmse: Number(r.dataset.rmse), maxAbs: Number(r.dataset.maxAbs) })),
+      );
+      assert.deepEqual(
+        rows.map((r) => r.format),
+        FORMATS,
+      );
       for (const r of rows) assert.deepEqual({ rmse: r.rmse, maxAbs: r.maxAbs }, expected(x, r.format), r.format);
       assert.match(await page.textContent('#build'), /simd128/);
     });
@@ -67,14 +96,19 @@ test('the demo page in headless Chromium', async (t) => {
       assert.ok(colours > 10, `${colours} colours`);
     });
 
-    await t.test('clicking a cell inspects that block, with the API\'s d', async () => {
+    await t.test("clicking a cell inspects that block, with the API's d", async () => {
       await page.selectOption('[data-testid=format-select]', 'q5_1');
       await ready();
       const box = await (await page.$('[data-testid=heatmap]')).boundingBox();
       const geo = await page.$eval('[data-testid=heatmap]', (c) => ({ w: c.width, h: c.height }));
       // Column 5, row 7 of 32 blocks x 96 rows, clicked in the middle of the cell.
-      await page.mouse.click(box.x + ((5.5 / 32) * geo.w * box.width) / geo.w, box.y + ((7.5 / 96) * geo.h * box.height) / geo.h);
-      await page.waitForFunction(() => document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden);
+      await page.mouse.click(
+        box.x + ((5.5 / 32) * geo.w * box.width) / geo.w,
+        box.y + ((7.5 / 96) * geo.h * box.height) / geo.h,
+      );
+      await page.waitForFunction(
+        () => document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden,
+      );
       const block = Number(await page.getAttribute('[data-testid=block-inspector]', 'data-block'));
       assert.equal(block, 7 * 32 + 5);
       const g = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
@@ -88,9 +122,21 @@ test('the demo page in headless Chromium', async (t) => {
     await t.test('a user file opens through the file input', async () => {
       const w = new Float32Array(64 * 4).map((_, i) => Math.cos(i) * 0.1);
       const path = join(dir, 'mine.gguf');
-      writeFileSync(path, writeGGUF({ kv: [], tensors: [{ name: 'user.weight', type: GGMLType.F32, dims: [64, 4], data: new Uint8Array(w.buffer) }] }));
+      writeFileSync(
+        path,
+        writeGGUF({
+          kv: [],
+          tensors: [{ name: 'user.weight', type: GGMLType.F32, dims: [64, 4], data: new Uint8Array(w.buffer) }],
+        }),
+      );
       await page.setInputFiles('[data-testid=file-input]', path);
-      await page.waitForFunction(() => document.body.dataset.ready === 'true' && !!document.querySelector('[data-testid=tensor-row][data-name="user.weight"]'), null, { timeout: 30000 });
+      await page.waitForFunction(
+        () =>
+          document.body.dataset.ready === 'true' &&
+          !!document.querySelector('[data-testid=tensor-row][data-name="user.weight"]'),
+        null,
+        { timeout: 30000 },
+      );
       await ready();
       const rmse = Number(await page.getAttribute('[data-testid=summary-row][data-format=q4_0]', 'data-rmse'));
       assert.equal(rmse, expected(w, 'q4_0').rmse);
@@ -99,9 +145,16 @@ test('the demo page in headless Chromium', async (t) => {
 
     await t.test('a malformed file shows a readable error and the page keeps working', async () => {
       const bad = join(dir, 'bad.gguf');
-      writeFileSync(bad, new Uint8Array([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 0, 0, 0, 0, 0]));
+      writeFileSync(
+        bad,
+        new Uint8Array([
+          0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 0, 0, 0, 0, 0,
+        ]),
+      );
       await page.setInputFiles('[data-testid=file-input]', bad);
-      await page.waitForFunction(() => document.body.dataset.ready === 'true' && !document.querySelector('#error').hidden);
+      await page.waitForFunction(
+        () => document.body.dataset.ready === 'true' && !document.querySelector('#error').hidden,
+      );
       assert.match(await page.textContent('#error'), /tensor count .* cannot fit in the file/);
       await page.screenshot({ path: new URL('error.png', ART).pathname });
       await page.click('[data-testid=tensor-row][data-name="user.weight"]');

@@ -20,16 +20,28 @@ function sample({ le = true, version = 3 } = {}) {
   w.str('f32').u32(VT.FLOAT32).f32(1.5);
   w.str('bool').u32(VT.BOOL).u8(2); // any non-zero byte is true
   w.str('str').u32(VT.STRING).str('▁héllo\u0000x');
-  w.str('u64').u32(VT.UINT64).u64(2n ** 63n + 5n);
-  w.str('i64').u32(VT.INT64).u64(-(2n ** 40n));
+  w.str('u64')
+    .u32(VT.UINT64)
+    .u64(2n ** 63n + 5n);
+  w.str('i64')
+    .u32(VT.INT64)
+    .u64(-(2n ** 40n));
   w.str('f64').u32(VT.FLOAT64).f64(Math.PI);
   w.str('arr.f32').u32(VT.ARRAY).u32(VT.FLOAT32).len(3).f32(1).f32(-2).f32(0.25);
   w.str('arr.str').u32(VT.ARRAY).u32(VT.STRING).len(2).str('a').str('▁b');
   w.str('arr.bool').u32(VT.ARRAY).u32(VT.BOOL).len(3).u8(1).u8(0).u8(7);
   w.str('arr.i64').u32(VT.ARRAY).u32(VT.INT64).len(2).u64(-1).u64(3);
-  w.str('arr.nested').u32(VT.ARRAY).u32(VT.ARRAY).len(2)
-    .u32(VT.INT32).len(2).u32(1).u32(-2)
-    .u32(VT.STRING).len(1).str('z');
+  w.str('arr.nested')
+    .u32(VT.ARRAY)
+    .u32(VT.ARRAY)
+    .len(2)
+    .u32(VT.INT32)
+    .len(2)
+    .u32(1)
+    .u32(-2)
+    .u32(VT.STRING)
+    .len(1)
+    .str('z');
   w.tensor('weights', [64, 2], GGMLType.Q8_0, 0);
   w.tensor('bias', [3], GGMLType.F32, 160);
   w.padTo(32);
@@ -41,12 +53,15 @@ function sample({ le = true, version = 3 } = {}) {
 }
 
 function refuses(bytes, code, options) {
-  assert.throws(() => parseGGUF(bytes, options), (e) => {
-    assert.ok(e instanceof GGUFError, `expected GGUFError, got ${e}`);
-    assert.equal(e.code, code, e.message);
-    assert.equal(typeof e.offset, 'number');
-    return true;
-  });
+  assert.throws(
+    () => parseGGUF(bytes, options),
+    (e) => {
+      assert.ok(e instanceof GGUFError, `expected GGUFError, got ${e}`);
+      assert.equal(e.code, code, e.message);
+      assert.equal(typeof e.offset, 'number');
+      return true;
+    },
+  );
 }
 
 test('every value type, little-endian v3', () => {
@@ -57,10 +72,18 @@ test('every value type, little-endian v3', () => {
   assert.equal(g.littleEndian, true);
   assert.equal(g.dataOffset, dataOffset);
   const m = g.metadata;
-  assert.equal(m.get('u8'), 200); assert.equal(m.get('i8'), -5); assert.equal(m.get('u16'), 60000);
-  assert.equal(m.get('i16'), -300); assert.equal(m.get('u32'), 4000000000); assert.equal(m.get('i32'), -7);
-  assert.equal(m.get('f32'), 1.5); assert.equal(m.get('bool'), true); assert.equal(m.get('str'), '▁héllo\u0000x');
-  assert.equal(m.get('u64'), 2n ** 63n + 5n); assert.equal(m.get('i64'), -(2n ** 40n)); assert.equal(m.get('f64'), Math.PI);
+  assert.equal(m.get('u8'), 200);
+  assert.equal(m.get('i8'), -5);
+  assert.equal(m.get('u16'), 60000);
+  assert.equal(m.get('i16'), -300);
+  assert.equal(m.get('u32'), 4000000000);
+  assert.equal(m.get('i32'), -7);
+  assert.equal(m.get('f32'), 1.5);
+  assert.equal(m.get('bool'), true);
+  assert.equal(m.get('str'), '▁héllo\u0000x');
+  assert.equal(m.get('u64'), 2n ** 63n + 5n);
+  assert.equal(m.get('i64'), -(2n ** 40n));
+  assert.equal(m.get('f64'), Math.PI);
   assert.deepEqual(m.get('arr.f32'), new Float32Array([1, -2, 0.25]));
   assert.deepEqual(m.get('arr.str'), ['a', '▁b']);
   assert.deepEqual(m.get('arr.bool'), [true, false, true]);
@@ -68,7 +91,14 @@ test('every value type, little-endian v3', () => {
   assert.deepEqual(m.get('arr.nested'), [new Int32Array([1, -2]), ['z']]);
   assert.deepEqual(g.kv.map((e) => e.key).slice(0, 3), ['u8', 'i8', 'u16']);
   assert.equal(g.kv.find((e) => e.key === 'arr.str').itemType, VT.STRING);
-  assert.deepEqual(g.tensors[0], { name: 'weights', type: 8, dims: [64, 2], offset: 0, nElements: 128, byteLength: 136 });
+  assert.deepEqual(g.tensors[0], {
+    name: 'weights',
+    type: 8,
+    dims: [64, 2],
+    offset: 0,
+    nElements: 128,
+    byteLength: 136,
+  });
   assert.equal(g.tensorBytes('weights').length, 136);
   assert.equal(g.tensorBytes('weights')[5], 5);
   assert.deepEqual(new Float32Array(g.tensorBytes(g.tensors[1]).slice().buffer), new Float32Array([1, 2, 3]));
@@ -100,7 +130,9 @@ test('a parse of an ArrayBuffer or of any Uint8Array view', () => {
 
 test('strings: invalid UTF-8 becomes U+FFFD, or is refused with strictUtf8', () => {
   const w = new Bytes().header(3, 0, 1);
-  w.str('k').u32(VT.STRING).str(new Uint8Array([0x61, 0xff, 0x62]));
+  w.str('k')
+    .u32(VT.STRING)
+    .str(new Uint8Array([0x61, 0xff, 0x62]));
   assert.equal(parseGGUF(w.bytes()).metadata.get('k'), 'a\ufffdb');
   refuses(w.bytes(), 'BAD_UTF8', { strictUtf8: true });
 });
@@ -117,9 +149,18 @@ test('alignment: a UINT32 power of two moves the data; anything else is refused'
   const g = parseGGUF(make(VT.UINT32, (w) => w.u32(64)));
   assert.equal(g.alignment, 64);
   assert.equal(g.dataOffset % 64, 0);
-  refuses(make(VT.UINT32, (w) => w.u32(0)), 'BAD_ALIGNMENT');
-  refuses(make(VT.UINT32, (w) => w.u32(48)), 'BAD_ALIGNMENT');
-  refuses(make(VT.UINT64, (w) => w.u64(64)), 'BAD_ALIGNMENT');
+  refuses(
+    make(VT.UINT32, (w) => w.u32(0)),
+    'BAD_ALIGNMENT',
+  );
+  refuses(
+    make(VT.UINT32, (w) => w.u32(48)),
+    'BAD_ALIGNMENT',
+  );
+  refuses(
+    make(VT.UINT64, (w) => w.u64(64)),
+    'BAD_ALIGNMENT',
+  );
 });
 
 test('hostile headers are refused with GGUFError', () => {
@@ -135,21 +176,46 @@ test('hostile headers are refused with GGUFError', () => {
   refuses(new Bytes().header(4, 0, 0).bytes(), 'BAD_VERSION');
   refuses(new Bytes().header(0, 0, 0).bytes(), 'BAD_VERSION');
   refuses(new Bytes().header(3, 0, 2n ** 40n).bytes(), 'TOO_LARGE');
-  const kv = (f) => { const w = new Bytes().header(3, 0, 1); f(w); return w.bytes(); };
-  refuses(kv((w) => w.str('k').u32(13).u32(0)), 'BAD_VALUE_TYPE');
-  refuses(kv((w) => w.str('k').u32(VT.ARRAY).u32(99).u64(0)), 'BAD_VALUE_TYPE');
-  refuses(kv((w) => w.str('k').u32(VT.STRING).u64(2n ** 50n)), 'TOO_LARGE');
-  refuses(kv((w) => w.str('k').u32(VT.ARRAY).u32(VT.UINT64).u64(1000)), 'TOO_LARGE');
-  refuses(kv((w) => w.str('').u32(VT.UINT8).u8(0)), 'EMPTY_KEY');
+  const kv = (f) => {
+    const w = new Bytes().header(3, 0, 1);
+    f(w);
+    return w.bytes();
+  };
+  refuses(
+    kv((w) => w.str('k').u32(13).u32(0)),
+    'BAD_VALUE_TYPE',
+  );
+  refuses(
+    kv((w) => w.str('k').u32(VT.ARRAY).u32(99).u64(0)),
+    'BAD_VALUE_TYPE',
+  );
+  refuses(
+    kv((w) =>
+      w
+        .str('k')
+        .u32(VT.STRING)
+        .u64(2n ** 50n),
+    ),
+    'TOO_LARGE',
+  );
+  refuses(
+    kv((w) => w.str('k').u32(VT.ARRAY).u32(VT.UINT64).u64(1000)),
+    'TOO_LARGE',
+  );
+  refuses(
+    kv((w) => w.str('').u32(VT.UINT8).u8(0)),
+    'EMPTY_KEY',
+  );
   const dup = new Bytes().header(3, 0, 2);
   dup.str('k').u32(VT.UINT8).u8(1).str('k').u32(VT.UINT8).u8(2);
   refuses(dup.bytes(), 'DUPLICATE_KEY');
   // Nesting: 4 levels are fine, 5 are refused (and a deep crafted file cannot recurse further).
-  const nest = (levels) => kv((w) => {
-    w.str('n').u32(VT.ARRAY);
-    for (let i = 1; i < levels; i++) w.u32(VT.ARRAY).u64(1);
-    w.u32(VT.UINT8).u64(1).u8(9);
-  });
+  const nest = (levels) =>
+    kv((w) => {
+      w.str('n').u32(VT.ARRAY);
+      for (let i = 1; i < levels; i++) w.u32(VT.ARRAY).u64(1);
+      w.u32(VT.UINT8).u64(1).u8(9);
+    });
   assert.deepEqual(parseGGUF(nest(4)).metadata.get('n'), [[[new Uint8Array([9])]]]);
   refuses(nest(5), 'TOO_DEEP');
   refuses(nest(5000), 'TOO_DEEP');
@@ -163,8 +229,22 @@ test('hostile tensor infos are refused with GGUFError', () => {
     for (let i = 0; i < dataBytes; i++) w.u8(0);
     return w.bytes();
   };
-  assert.equal(parseGGUF(file([['a', [32, 2], GGMLType.Q4_0, 0], ['b', [4], GGMLType.F32, 64]])).tensors.length, 2);
-  refuses(file([['a', [32], 2, 0], ['a', [32], 2, 32]]), 'DUPLICATE_TENSOR');
+  assert.equal(
+    parseGGUF(
+      file([
+        ['a', [32, 2], GGMLType.Q4_0, 0],
+        ['b', [4], GGMLType.F32, 64],
+      ]),
+    ).tensors.length,
+    2,
+  );
+  refuses(
+    file([
+      ['a', [32], 2, 0],
+      ['a', [32], 2, 32],
+    ]),
+    'DUPLICATE_TENSOR',
+  );
   refuses(file([['a', [1, 1, 1, 1, 1], 0, 0]]), 'BAD_DIMS');
   refuses(file([['a', [2n ** 62n, 4], 0, 0]]), 'OVERFLOW');
   refuses(file([['a', [2n ** 63n], 0, 0]]), 'OVERFLOW');
@@ -174,7 +254,13 @@ test('hostile tensor infos are refused with GGUFError', () => {
   refuses(file([['a', [], GGMLType.Q4_0, 0]]), 'BAD_SHAPE'); // no dims: ne0 = 1
   assert.equal(parseGGUF(file([['s', [], GGMLType.F32, 0]])).tensors[0].byteLength, 4);
   refuses(file([['a', [32], GGMLType.F32, 16]]), 'BAD_OFFSET'); // misaligned
-  refuses(file([['a', [32], GGMLType.F32, 0], ['b', [32], GGMLType.F32, 64]]), 'BAD_OFFSET'); // overlaps
+  refuses(
+    file([
+      ['a', [32], GGMLType.F32, 0],
+      ['b', [32], GGMLType.F32, 64],
+    ]),
+    'BAD_OFFSET',
+  ); // overlaps
   refuses(file([['a', [32], GGMLType.F32, 0]], 100), 'BAD_OFFSET'); // past the end
   refuses(file([['x'.repeat(64), [32], GGMLType.F32, 0]]), 'NAME_TOO_LONG');
   assert.equal(parseGGUF(file([['x'.repeat(63), [32], GGMLType.F32, 0]])).tensors.length, 1);
@@ -207,7 +293,14 @@ test('writer round trips: parse(write(x)) = x and write(parse(f)) = f', () => {
 test('openGGUF reads lazily from buffers, Blobs, files and custom sources', async () => {
   const { bytes } = sample();
   let read = 0;
-  const counting = { size: bytes.length, name: 'counting', read: async (o, n) => { read += n; return bytes.slice(o, o + n); } };
+  const counting = {
+    size: bytes.length,
+    name: 'counting',
+    read: async (o, n) => {
+      read += n;
+      return bytes.slice(o, o + n);
+    },
+  };
   for (const src of [bytes, bytes.slice().buffer, new Blob([bytes]), counting]) {
     const f = await openGGUF(src);
     assert.equal(f.tensors.length, 2);
@@ -218,13 +311,19 @@ test('openGGUF reads lazily from buffers, Blobs, files and custom sources', asyn
     assert.equal(row[0], 68);
     if (src === counting) assert.equal(read - before, 68, 'readRows reads only the rows');
   }
-  await assert.rejects(openGGUF(new Blob([bytes.subarray(0, bytes.length - 1)])), (e) => e instanceof GGUFError && e.code === 'BAD_OFFSET');
+  await assert.rejects(
+    openGGUF(new Blob([bytes.subarray(0, bytes.length - 1)])),
+    (e) => e instanceof GGUFError && e.code === 'BAD_OFFSET',
+  );
   await assert.rejects(openGGUF(/** @type {any} */ (42)), TypeError);
 });
 
 test('openGGUF grows its header reads: a 3 MB vocabulary', async () => {
   const vocab = Array.from({ length: 200000 }, (_, i) => `▁tok${i}`);
-  const f = writeGGUF({ kv: [{ key: 'tokenizer.ggml.tokens', type: VT.ARRAY, itemType: VT.STRING, value: vocab }], tensors: [] });
+  const f = writeGGUF({
+    kv: [{ key: 'tokenizer.ggml.tokens', type: VT.ARRAY, itemType: VT.STRING, value: vocab }],
+    tensors: [],
+  });
   assert.ok(f.length > 3e6);
   const g = await openGGUF(new Blob([f]));
   assert.equal(g.metadata.get('tokenizer.ggml.tokens')[199999], '▁tok199999');
@@ -233,13 +332,22 @@ test('openGGUF grows its header reads: a 3 MB vocabulary', async () => {
 
 test('split models open as one file, validated against split.*', async () => {
   const data = new Uint8Array(34).fill(1);
-  const shard = (no, names) => writeGGUF({
-    kv: [{ key: 'split.no', type: VT.UINT16, value: no }, { key: 'split.count', type: VT.UINT16, value: 2 }, { key: 'split.tensors.count', type: VT.INT32, value: 3 }],
-    tensors: names.map((name) => ({ name, type: GGMLType.Q8_0, dims: [32], data })),
-  });
-  const a = shard(0, ['t0', 't1']), b = shard(1, ['t2']);
+  const shard = (no, names) =>
+    writeGGUF({
+      kv: [
+        { key: 'split.no', type: VT.UINT16, value: no },
+        { key: 'split.count', type: VT.UINT16, value: 2 },
+        { key: 'split.tensors.count', type: VT.INT32, value: 3 },
+      ],
+      tensors: names.map((name) => ({ name, type: GGMLType.Q8_0, dims: [32], data })),
+    });
+  const a = shard(0, ['t0', 't1']),
+    b = shard(1, ['t2']);
   const f = await openGGUF([a, b]);
-  assert.deepEqual(f.tensors.map((t) => t.name), ['t0', 't1', 't2']);
+  assert.deepEqual(
+    f.tensors.map((t) => t.name),
+    ['t0', 't1', 't2'],
+  );
   assert.deepEqual(await f.readTensor('t2'), data);
   await assert.rejects(openGGUF([a]), (e) => e.code === 'SPLIT');
   await assert.rejects(openGGUF([b, a]), (e) => e.code === 'SPLIT');
@@ -247,12 +355,18 @@ test('split models open as one file, validated against split.*', async () => {
 
 test('HTTP sources use Range requests; a server without Range support is refused', async () => {
   const { bytes } = sample();
-  let ranged = true, requests = 0;
+  let ranged = true,
+    requests = 0;
   const server = createServer((req, res) => {
     requests++;
     const m = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
-    if (!ranged || !m) { res.writeHead(200, { 'content-length': bytes.length }); res.end(Buffer.from(bytes)); return; }
-    const a = Number(m[1]), b = Math.min(Number(m[2]), bytes.length - 1);
+    if (!ranged || !m) {
+      res.writeHead(200, { 'content-length': bytes.length });
+      res.end(Buffer.from(bytes));
+      return;
+    }
+    const a = Number(m[1]),
+      b = Math.min(Number(m[2]), bytes.length - 1);
     res.writeHead(206, { 'content-range': `bytes ${a}-${b}/${bytes.length}`, 'content-length': b - a + 1 });
     res.end(Buffer.from(bytes.subarray(a, b + 1)));
   });
@@ -275,18 +389,47 @@ test('dequantizeTensor and dequantizeRows decode little- and big-endian files al
   const bq = await codec();
   const x = new Float32Array(64 * 3).map((_, i) => Math.sin(i) * 4);
   const types = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q8_1', 'f16', 'bf16', 'f32'];
-  const tensors = types.map((t) => ({ name: t, type: GGMLType[t.toUpperCase()], dims: [64, 3], data: bq.quantize(t, x) }));
+  const tensors = types.map((t) => ({
+    name: t,
+    type: GGMLType[t.toUpperCase()],
+    dims: [64, 3],
+    data: bq.quantize(t, x),
+  }));
   const le = writeGGUF({ kv: [], tensors });
   // The same file big-endian: header fields and each block's d/m/s/qh (and float values) swapped.
   const g = parseGGUF(le);
   const w = new Bytes({ le: false }).header(3, tensors.length, 0);
   for (const t of g.tensors) w.tensor(t.name, t.dims, t.type, t.offset);
   w.padTo(32);
-  const swaps = { q4_0: [[0, 2]], q4_1: [[0, 2], [2, 2]], q5_0: [[0, 2], [2, 4]], q5_1: [[0, 2], [2, 2], [4, 4]], q8_0: [[0, 2]], q8_1: [[0, 2], [2, 2]], f16: [[0, 2]], bf16: [[0, 2]], f32: [[0, 4]] };
+  const swaps = {
+    q4_0: [[0, 2]],
+    q4_1: [
+      [0, 2],
+      [2, 2],
+    ],
+    q5_0: [
+      [0, 2],
+      [2, 4],
+    ],
+    q5_1: [
+      [0, 2],
+      [2, 2],
+      [4, 4],
+    ],
+    q8_0: [[0, 2]],
+    q8_1: [
+      [0, 2],
+      [2, 2],
+    ],
+    f16: [[0, 2]],
+    bf16: [[0, 2]],
+    f32: [[0, 4]],
+  };
   const sizes = { q4_0: 18, q4_1: 20, q5_0: 22, q5_1: 24, q8_0: 34, q8_1: 36, f16: 2, bf16: 2, f32: 4 };
   for (const t of g.tensors) {
     const d = g.tensorBytes(t).slice();
-    for (let o = 0; o < d.length; o += sizes[t.name]) for (const [f, n] of swaps[t.name]) d.subarray(o + f, o + f + n).reverse();
+    for (let o = 0; o < d.length; o += sizes[t.name])
+      for (const [f, n] of swaps[t.name]) d.subarray(o + f, o + f + n).reverse();
     for (const v of d) w.u8(v);
     w.padTo(32);
   }
@@ -312,9 +455,13 @@ test(`mutation fuzz: every mutant parses or throws GGUFError, seed ${SEED}`, () 
     const kind = i % 4;
     const at = Math.floor(r.next() * m.length);
     if (kind === 0) m[at] = Math.floor(r.next() * 256);
-    else if (kind === 1) for (let k = 0; k < 8 && at + k < m.length; k++) m[at + k] = 0xff; // huge u64s
+    else if (kind === 1)
+      for (let k = 0; k < 8 && at + k < m.length; k++) m[at + k] = 0xff; // huge u64s
     else if (kind === 2) m = m.subarray(0, at);
-    else { m[at] ^= 1 << Math.floor(r.next() * 8); m[(at * 7) % m.length] = Math.floor(r.next() * 256); }
+    else {
+      m[at] ^= 1 << Math.floor(r.next() * 8);
+      m[(at * 7) % m.length] = Math.floor(r.next() * 256);
+    }
     try {
       parseGGUF(m);
     } catch (e) {

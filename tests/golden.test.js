@@ -26,7 +26,8 @@ test(`golden dot products, ${BACKEND} build`, () => {
   assert.equal(golden.manifest.dots.length, 90);
   for (const d of golden.manifest.dots) {
     const pair = [d.x_type, d.y_type];
-    const xb = golden.bytes(d.x_file), yb = golden.bytes(d.y_file);
+    const xb = golden.bytes(d.x_file),
+      yb = golden.bytes(d.y_file);
     const x = xb.subarray(0, (d.n / 32) * oracle.SIZES[d.x_type][1]);
     const y = yb.subarray(0, (d.n / 32) * oracle.SIZES[d.y_type][1]);
     const label = `${d.dot} ${d.x_input}.${d.y_input} n=${d.n}`;
@@ -40,7 +41,8 @@ test(`golden dot products, ${BACKEND} build`, () => {
     }
     assert.ok(Math.abs(got - want) <= 1e-5 * ref.abs, `${label}: ${got} vs ggml ${want} (sum|terms| ${ref.abs})`);
     // One block at a time, the result is that block's term exactly: integer sums are exact.
-    const xs = oracle.SIZES[d.x_type][1], ys = oracle.SIZES[d.y_type][1];
+    const xs = oracle.SIZES[d.x_type][1],
+      ys = oracle.SIZES[d.y_type][1];
     for (let b = 0; b < d.n / 32; b++) {
       const t = Math.fround(0 + oracle.blockTerm(pair, x, b * xs, y, b * ys).term); // the sum starts at +0
       const one = bq.dot(d.x_type, x.subarray(b * xs, (b + 1) * xs), d.y_type, y.subarray(b * ys, (b + 1) * ys));

@@ -18,7 +18,8 @@ const isFloat = (t) => t === 'f32' || t === 'f16' || t === 'bf16';
 const per = (t) => oracle.SIZES[t][1] / oracle.SIZES[t][0];
 
 /** Element counts to try: block counts for block types; odd lengths too for the float types. */
-const lengths = (t) => (isFloat(t) ? [1, 3, 7, 31, 32, 33, 127, 128, 129, 4101] : []).concat(BLOCK_COUNTS.map((b) => b * 32));
+const lengths = (t) =>
+  (isFloat(t) ? [1, 3, 7, 31, 32, 33, 127, 128, 129, 4101] : []).concat(BLOCK_COUNTS.map((b) => b * 32));
 
 /** Random bytes for n elements of t: every bit pattern, including NaN and Inf scales. */
 function randomBytes(t, n, r) {
@@ -44,11 +45,18 @@ test(`the ${BACKEND} build exports what kernels.inc lists`, () => {
   if (BACKEND === 'simd128') {
     // What the issue requires to be SIMD: dequantize of the five formats, the five vec_dot pairs,
     // the f32 dots, and the Q8_0/Q8_1 activation quantizers.
-    const need = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0'].map((t) => `bq_${t}_dequantize`)
-      .concat(['q4_0_dot_q8_0', 'q4_1_dot_q8_1', 'q5_0_dot_q8_0', 'q5_1_dot_q8_1', 'q8_0_dot_q8_0'].map((p) => `bq_${p}`))
+    const need = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0']
+      .map((t) => `bq_${t}_dequantize`)
+      .concat(
+        ['q4_0_dot_q8_0', 'q4_1_dot_q8_1', 'q5_0_dot_q8_0', 'q5_1_dot_q8_1', 'q8_0_dot_q8_0'].map((p) => `bq_${p}`),
+      )
       .concat(['f32', 'f16', 'bf16', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q8_1'].map((t) => `bq_${t}_dot_f32`))
       .concat(['bq_q8_0_quantize', 'bq_q8_1_quantize']);
-    for (const base of need) assert.ok(groups.get(base)?.some((v) => v.isa === 'simd128'), `${base}__simd128 exists`);
+    for (const base of need)
+      assert.ok(
+        groups.get(base)?.some((v) => v.isa === 'simd128'),
+        `${base}__simd128 exists`,
+      );
   }
 });
 
@@ -59,7 +67,8 @@ const handlers = {
       const want = oracle.quantize(t, x);
       for (const v of vs) {
         raw.reset();
-        const xp = raw.put(x), yp = raw.alloc(want.length);
+        const xp = raw.put(x),
+          yp = raw.alloc(want.length);
         assert.equal(bq.exports[v.name](xp, yp, n), 0);
         const d = firstDiff(raw.bytes(yp, want.length), want);
         assert.equal(d, -1, `${v.name} n=${n}: byte ${d} differs from the oracle`);
@@ -68,11 +77,15 @@ const handlers = {
   },
   dequantize(t, vs, r) {
     for (const n of lengths(t)) {
-      for (const q of [randomBytes(t, n, r), oracle.quantize(t, edgeInputs(Math.ceil(n / 32), r.next() * 2 ** 32).subarray(0, n))]) {
+      for (const q of [
+        randomBytes(t, n, r),
+        oracle.quantize(t, edgeInputs(Math.ceil(n / 32), r.next() * 2 ** 32).subarray(0, n)),
+      ]) {
         const want = oracle.dequantize(t, q);
         for (const v of vs) {
           raw.reset();
-          const qp = raw.put(q), yp = raw.alloc(n * 4);
+          const qp = raw.put(q),
+            yp = raw.alloc(n * 4);
           assert.equal(bq.exports[v.name](qp, yp, n), 0);
           const d = firstDiff(raw.floats(yp, n), want);
           assert.equal(d, -1, `${v.name} n=${n}: value ${d} differs from the oracle`);
@@ -83,7 +96,9 @@ const handlers = {
   dot(t, vs, r, t2) {
     const runs = (name, a, b, n, cuts = []) => {
       raw.reset();
-      const ap = raw.put(a), bp = raw.put(b), acc = raw.zeroAcc();
+      const ap = raw.put(a),
+        bp = raw.put(b),
+        acc = raw.zeroAcc();
       let prev = 0;
       for (const c of [...cuts, n]) {
         assert.equal(bq.exports[name](ap + prev * per(t), bp + prev * per(t2), c - prev, acc), 0);
@@ -101,7 +116,10 @@ const handlers = {
         if (v.isa === 'ref' || (v.isa === 'public' && BACKEND === 'scalar')) {
           assert.ok(sameFloat(got, want.sum), `${v.name} n=${n}: ${got} vs oracle ${want.sum} (same order, same bits)`);
         } else {
-          assert.ok(Math.abs(got - want.sum) <= 1e-5 * want.abs, `${v.name} n=${n}: ${got} vs ${want.sum} (sum|terms| ${want.abs})`);
+          assert.ok(
+            Math.abs(got - want.sum) <= 1e-5 * want.abs,
+            `${v.name} n=${n}: ${got} vs ${want.sum} (sum|terms| ${want.abs})`,
+          );
         }
         // Feeding the vector in pieces cut on multiples of 128 elements changes nothing.
         if (n > 256) {
@@ -113,8 +131,10 @@ const handlers = {
     // Any bytes at all, including NaN/Inf scales and -128 codes: every variant agrees with the
     // oracle on each single block's term (exact integer sums), and on NaN-ness.
     if (t2 !== 'f32') {
-      const a = randomBytes(t, 64 * 32, r), b = randomBytes(t2, 64 * 32, r);
-      const xs = oracle.SIZES[t][1], ys = oracle.SIZES[t2][1];
+      const a = randomBytes(t, 64 * 32, r),
+        b = randomBytes(t2, 64 * 32, r);
+      const xs = oracle.SIZES[t][1],
+        ys = oracle.SIZES[t2][1];
       for (let k = 0; k < 64; k++) {
         const want = Math.fround(0 + oracle.blockTerm([t, t2], a, k * xs, b, k * ys).term);
         for (const v of vs) {
@@ -133,7 +153,9 @@ const handlers = {
         const rb = (cols / oracle.SIZES[t][0]) * oracle.SIZES[t][1];
         for (const v of vs) {
           raw.reset();
-          const wp = raw.put(w), xp = raw.put(xv), yp = raw.alloc(rows * 4);
+          const wp = raw.put(w),
+            xp = raw.put(xv),
+            yp = raw.alloc(rows * 4);
           assert.equal(bq.exports[v.name](wp, rows, cols, xp, yp), 0);
           const y = raw.floats(yp, rows);
           const isa = v.isa === 'public' ? '' : `__${v.isa}`;
@@ -151,10 +173,13 @@ const handlers = {
     for (const nb of BLOCK_COUNTS) {
       const x = edgeInputs(nb, r.next() * 2 ** 32);
       const dq = oracle.dequantize(t, oracle.quantize(t, x));
-      const rmse = new Float32Array(nb), mx = new Float32Array(nb), sc = new Float32Array(nb);
+      const rmse = new Float32Array(nb),
+        mx = new Float32Array(nb),
+        sc = new Float32Array(nb);
       const q = oracle.quantize(t, x);
       for (let b = 0; b < nb; b++) {
-        let ss = 0, m = 0;
+        let ss = 0,
+          m = 0;
         for (let j = 0; j < 32; j++) {
           const e = x[b * 32 + j] - dq[b * 32 + j];
           ss += e * e;
@@ -166,7 +191,10 @@ const handlers = {
       }
       for (const v of vs) {
         raw.reset();
-        const xp = raw.put(x), rp = raw.alloc(nb * 4), mp = raw.alloc(nb * 4), sp = raw.alloc(nb * 4);
+        const xp = raw.put(x),
+          rp = raw.alloc(nb * 4),
+          mp = raw.alloc(nb * 4),
+          sp = raw.alloc(nb * 4);
         assert.equal(bq.exports[v.name](xp, nb * 32, rp, mp, sp), 0);
         assert.equal(firstDiff(raw.floats(rp, nb), rmse), -1, `${v.name} nb=${nb}: rmse`);
         assert.equal(firstDiff(raw.floats(mp, nb), mx), -1, `${v.name} nb=${nb}: max |err|`);
@@ -190,8 +218,14 @@ test('kernels reject element counts that are not whole blocks', () => {
   const p = raw.alloc(4096);
   for (const k of kernels) {
     if (isFloat(k.type) && k.op !== 'stats') continue; // the float types take any length
-    const st = k.op === 'matvec' ? bq.exports[k.name](p, 1, 33, p, p) : k.op === 'stats' ? bq.exports[k.name](p, 33, p, p, p)
-      : k.op === 'dot' ? bq.exports[k.name](p, p, 33, p) : bq.exports[k.name](p, p, 33);
+    const st =
+      k.op === 'matvec'
+        ? bq.exports[k.name](p, 1, 33, p, p)
+        : k.op === 'stats'
+          ? bq.exports[k.name](p, 33, p, p, p)
+          : k.op === 'dot'
+            ? bq.exports[k.name](p, p, 33, p)
+            : bq.exports[k.name](p, p, 33);
     assert.equal(st, -1, `${k.name} with 33 elements`);
   }
 });
@@ -203,17 +237,26 @@ test(`f16/bf16 conversion kernels equal the reference over every 251st float bit
   for (const t of ['f16', 'bf16']) {
     const vs = groups.get(`bq_${t}_quantize`);
     raw.reset();
-    const xp = raw.alloc(CH * 4), ref = raw.alloc(CH * 2), got = raw.alloc(CH * 2);
+    const xp = raw.alloc(CH * 4),
+      ref = raw.alloc(CH * 2),
+      got = raw.alloc(CH * 2);
     let u = 0;
     for (let done = false; !done;) {
       const x = new Uint32Array(raw.mem.buffer, xp, CH);
       let n = 0;
-      for (; n < CH && !done; n++) { x[n] = u; u += 251; if (u > 0xffffffff) done = true; }
+      for (; n < CH && !done; n++) {
+        x[n] = u;
+        u += 251;
+        if (u > 0xffffffff) done = true;
+      }
       bq.exports[`bq_${t}_quantize__ref`](xp, ref, n);
       for (const v of vs) {
         bq.exports[v.name](xp, got, n);
-        const a = new Uint16Array(raw.mem.buffer, ref, n), b = new Uint16Array(raw.mem.buffer, got, n);
-        for (let i = 0; i < n; i++) if (a[i] !== b[i]) assert.fail(`${v.name}(0x${x[i].toString(16)}) = ${b[i].toString(16)}, reference ${a[i].toString(16)}`);
+        const a = new Uint16Array(raw.mem.buffer, ref, n),
+          b = new Uint16Array(raw.mem.buffer, got, n);
+        for (let i = 0; i < n; i++)
+          if (a[i] !== b[i])
+            assert.fail(`${v.name}(0x${x[i].toString(16)}) = ${b[i].toString(16)}, reference ${a[i].toString(16)}`);
       }
     }
   }

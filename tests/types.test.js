@@ -10,7 +10,12 @@ test(`JS type table equals the ${BACKEND} wasm type table`, () => {
   const x = /** @type {any} */ (bq.exports);
   const max = x.bq_type_max_id();
   const heap = () => new Uint8Array(x.memory.buffer);
-  const cstr = (p) => { let e = p; const h = heap(); while (h[e]) e++; return new TextDecoder().decode(h.subarray(p, e)); };
+  const cstr = (p) => {
+    let e = p;
+    const h = heap();
+    while (h[e]) e++;
+    return new TextDecoder().decode(h.subarray(p, e));
+  };
   const fromWasm = [];
   for (let id = -1; id <= max + 5; id++) {
     const bs = x.bq_type_block_size(id);
@@ -38,7 +43,13 @@ test('GGMLType ids and typeInfo follow ggml', () => {
   assert.equal(typeId('q8_0'), 8);
   for (const [name, id] of Object.entries(GGMLType)) assert.equal(typeInfo(id).name.toUpperCase(), name);
   for (const bad of [4, 5, 31, 32, 33, 36, 37, 38, 40, -1, 2.5, NaN]) {
-    assert.throws(() => typeInfo(bad), (e) => e instanceof TypeError && e.message.includes(String(bad)));
+    assert.throws(
+      () => typeInfo(bad),
+      (e) => e instanceof TypeError && e.message.includes(String(bad)),
+    );
   }
-  assert.throws(() => typeInfo('q4_2'), (e) => e instanceof TypeError && e.message.includes('q4_2'));
+  assert.throws(
+    () => typeInfo('q4_2'),
+    (e) => e instanceof TypeError && e.message.includes('q4_2'),
+  );
 });

@@ -137,11 +137,13 @@ static inline void bq_store_u16x4(uint8_t *p, size_t stride, v128_t h) {
 
 /* [op-reduction of a, of b, of c, of d] for four vectors: a 4x4 transpose folded into three ops,
  * with 32-bit interleaves only (one instruction each in V8). */
-#define BQ_REDUCE4(name, op)                                                              \
-  static inline v128_t name(v128_t a, v128_t b, v128_t c, v128_t d) {                     \
-    const v128_t ab = op(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7)); \
-    const v128_t cd = op(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7)); \
-    return op(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));        \
+#define BQ_REDUCE4(name, op)                                                                   \
+  static inline v128_t name(v128_t a, v128_t b, v128_t c, v128_t d) {                          \
+    const v128_t ab =                                                                          \
+        op(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));        \
+    const v128_t cd =                                                                          \
+        op(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));        \
+    return op(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7)); \
   }
 BQ_REDUCE4(bq_hsum4_i32, wasm_i32x4_add)  /* exact integer sums */
 BQ_REDUCE4(bq_hmax4_f32, wasm_f32x4_pmax) /* maxima of NaN-free values (pmax: one maxps) */

@@ -11,14 +11,23 @@ export function codec(options = {}) {
 
 export const QTYPES = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q8_1'];
 export const ALL_TYPES = ['f32', 'f16', 'bf16', ...QTYPES];
-export const PAIRS = [['q4_0', 'q8_0'], ['q4_1', 'q8_1'], ['q5_0', 'q8_0'], ['q5_1', 'q8_1'], ['q8_0', 'q8_0']];
+export const PAIRS = [
+  ['q4_0', 'q8_0'],
+  ['q4_1', 'q8_1'],
+  ['q5_0', 'q8_0'],
+  ['q5_1', 'q8_1'],
+  ['q8_0', 'q8_0'],
+];
 export const BLOCK_COUNTS = [1, 2, 3, 7, 8, 9, 63, 64, 65, 1000];
 
 const FIX = new URL('../fixtures/golden/', import.meta.url);
 export const golden = {
   manifest: JSON.parse(readFileSync(new URL('manifest.json', FIX), 'utf8')),
   bytes: (rel) => new Uint8Array(readFileSync(new URL(rel, FIX))),
-  floats: (rel) => { const b = readFileSync(new URL(rel, FIX)); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); },
+  floats: (rel) => {
+    const b = readFileSync(new URL(rel, FIX));
+    return new Float32Array(b.buffer, b.byteOffset, b.length / 4);
+  },
 };
 
 /** A seeded generator (splitmix32); tests print their seed so a failure can be replayed. */
@@ -35,7 +44,7 @@ export function rng(seed) {
   return { next, normal, seed };
 }
 
-export const SEED = Number(process.env.BQ_SEED ?? (Date.now() % 1e9));
+export const SEED = Number(process.env.BQ_SEED ?? Date.now() % 1e9);
 
 /**
  * Float inputs of n blocks that cover the edge cases block by block: gaussian, zeros, constants,
@@ -52,21 +61,51 @@ export function edgeInputs(nBlocks, seed) {
       const g = r.normal();
       let v;
       switch (kind) {
-        case 0: v = g; break;
-        case 1: v = j % 3 === 0 && j > 0 ? -0 : 0; break; // +0 first, then -0s
-        case 2: v = 1.25; break;
-        case 3: v = j === 5 ? -3 : r.next(); break;
-        case 4: v = j === 0 ? 127 : (j % 2 ? 1 : -1) * (((j * 7) % 17) + 0.5); break;
-        case 5: v = g * 1e-8; break;
-        case 6: v = g * 1e6; break;
-        case 7: v = g * 1e-41; break;
-        case 8: v = j === 9 ? NaN : g; break;
-        case 9: v = j === 3 ? Infinity : j === 20 ? -Infinity : g; break;
-        case 10: v = (j % 2 ? 1 : -1) * 3e38; break;
-        case 11: v = j === 31 ? -1000 : g * 10; break;
-        case 12: v = NaN; break;
-        case 13: v = j === 2 ? 5 : j === 9 ? -5 : g; break; // largest |x| with both signs: the first wins
-        default: v = (j - 16) * 2 ** -20 + g * 1e3; break;
+        case 0:
+          v = g;
+          break;
+        case 1:
+          v = j % 3 === 0 && j > 0 ? -0 : 0;
+          break; // +0 first, then -0s
+        case 2:
+          v = 1.25;
+          break;
+        case 3:
+          v = j === 5 ? -3 : r.next();
+          break;
+        case 4:
+          v = j === 0 ? 127 : (j % 2 ? 1 : -1) * (((j * 7) % 17) + 0.5);
+          break;
+        case 5:
+          v = g * 1e-8;
+          break;
+        case 6:
+          v = g * 1e6;
+          break;
+        case 7:
+          v = g * 1e-41;
+          break;
+        case 8:
+          v = j === 9 ? NaN : g;
+          break;
+        case 9:
+          v = j === 3 ? Infinity : j === 20 ? -Infinity : g;
+          break;
+        case 10:
+          v = (j % 2 ? 1 : -1) * 3e38;
+          break;
+        case 11:
+          v = j === 31 ? -1000 : g * 10;
+          break;
+        case 12:
+          v = NaN;
+          break;
+        case 13:
+          v = j === 2 ? 5 : j === 9 ? -5 : g;
+          break; // largest |x| with both signs: the first wins
+        default:
+          v = (j - 16) * 2 ** -20 + g * 1e3;
+          break;
       }
       x[o + j] = v;
     }
@@ -77,9 +116,11 @@ export function edgeInputs(nBlocks, seed) {
 /** Index of the first differing bit pattern (NaN equals NaN), or -1. */
 export function firstDiff(a, b) {
   if (a.length !== b.length) return -2;
-  const fa = a instanceof Float32Array, fb = b instanceof Float32Array;
+  const fa = a instanceof Float32Array,
+    fb = b instanceof Float32Array;
   if (fa && fb) {
-    const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
+    const ua = new Uint32Array(a.buffer, a.byteOffset, a.length),
+      ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
     for (let i = 0; i < a.length; i++) if (ua[i] !== ub[i] && !(a[i] !== a[i] && b[i] !== b[i])) return i;
     return -1;
   }

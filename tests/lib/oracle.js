@@ -31,14 +31,18 @@ export function toHalf(x) {
   if (2 ** e > a) e--;
   if (2 ** (e + 1) <= a) e++;
   let m = rne(a / 2 ** (e - 10)); // 1024..2048
-  if (m === 2048) { m = 1024; e++; }
+  if (m === 2048) {
+    m = 1024;
+    e++;
+  }
   return sign | ((e + 15) << 10) | (m - 1024);
 }
 
 /** binary16 bits -> value (NaN for NaN). */
 export function fromHalf(h) {
   const s = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 31, m = h & 1023;
+  const e = (h >> 10) & 31,
+    m = h & 1023;
   if (e === 31) return m ? NaN : s * Infinity;
   if (e === 0) return s * m * 2 ** -24;
   return s * (1024 + m) * 2 ** (e - 25);
@@ -48,8 +52,9 @@ export function fromHalf(h) {
 export function toBf16(x) {
   const u = bitsOf(x);
   if ((u & 0x7fffffff) > 0x7f800000) return (u >>> 16) | 0x40;
-  const top = u >>> 16, low = u & 0xffff;
-  const up = low > 0x8000 || (low === 0x8000 && (top & 1));
+  const top = u >>> 16,
+    low = u & 0xffff;
+  const up = low > 0x8000 || (low === 0x8000 && top & 1);
   return (top + (up ? 1 : 0)) & 0xffff;
 }
 
@@ -71,26 +76,52 @@ function roundf(x) {
   return Math.sign(x) * Math.floor(Math.abs(x) + 0.5);
 }
 
-const wr16 = (out, o, v) => { out[o] = v & 0xff; out[o + 1] = v >> 8; };
+const wr16 = (out, o, v) => {
+  out[o] = v & 0xff;
+  out[o + 1] = v >> 8;
+};
 const rd16 = (b, o) => b[o] | (b[o + 1] << 8);
 const rd32 = (b, o) => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
 
-export const SIZES = { f32: [1, 4], f16: [1, 2], bf16: [1, 2], q4_0: [32, 18], q4_1: [32, 20], q5_0: [32, 22], q5_1: [32, 24], q8_0: [32, 34], q8_1: [32, 36] };
+export const SIZES = {
+  f32: [1, 4],
+  f16: [1, 2],
+  bf16: [1, 2],
+  q4_0: [32, 18],
+  q4_1: [32, 20],
+  q5_0: [32, 22],
+  q5_1: [32, 24],
+  q8_0: [32, 34],
+  q8_1: [32, 36],
+};
 
 function quantBlock(type, x, out, o) {
   if (type === 'q4_0' || type === 'q5_0') {
-    let amax = 0, max = 0;
-    for (const v of x) if (amax < Math.abs(v)) { amax = Math.abs(v); max = v; }
+    let amax = 0,
+      max = 0;
+    for (const v of x)
+      if (amax < Math.abs(v)) {
+        amax = Math.abs(v);
+        max = v;
+      }
     const five = type === 'q5_0';
     const d = f(max / (five ? -16 : -8));
     const id = d !== 0 ? f(1 / d) : 0;
     wr16(out, o, toHalf(d));
-    const lim = five ? 31 : 15, off = five ? 16.5 : 8.5;
-    const codes = x.map((v) => { const c = castI8(f(f(v * id) + off)); return (c < lim ? c : lim) & 0xff; });
+    const lim = five ? 31 : 15,
+      off = five ? 16.5 : 8.5;
+    const codes = x.map((v) => {
+      const c = castI8(f(f(v * id) + off));
+      return (c < lim ? c : lim) & 0xff;
+    });
     emitCodes(five, codes, out, o + 2);
   } else if (type === 'q4_1' || type === 'q5_1') {
-    let min = 3.4028234663852886e38, max = -3.4028234663852886e38;
-    for (const v of x) { if (v < min) min = v; if (v > max) max = v; }
+    let min = 3.4028234663852886e38,
+      max = -3.4028234663852886e38;
+    for (const v of x) {
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
     const five = type === 'q5_1';
     const d = f(f(max - min) / (five ? 31 : 15));
     const id = d !== 0 ? f(1 / d) : 0;
@@ -105,7 +136,10 @@ function quantBlock(type, x, out, o) {
     emitCodes(five, codes, out, o + 4);
   } else {
     let amax = 0;
-    for (const v of x) { const a = Math.abs(v); amax = amax > a ? amax : a; }
+    for (const v of x) {
+      const a = Math.abs(v);
+      amax = amax > a ? amax : a;
+    }
     const d = f(amax / 127);
     const id = d !== 0 ? f(1 / d) : 0;
     wr16(out, o, toHalf(d));
@@ -124,7 +158,10 @@ function emitCodes(five, codes, out, o) {
   let qh = 0;
   if (five) {
     for (let j = 0; j < 32; j++) if (codes[j] & 0x10) qh += 2 ** j;
-    out[o] = qh & 0xff; out[o + 1] = (qh >>> 8) & 0xff; out[o + 2] = (qh >>> 16) & 0xff; out[o + 3] = (qh >>> 24) & 0xff;
+    out[o] = qh & 0xff;
+    out[o + 1] = (qh >>> 8) & 0xff;
+    out[o + 2] = (qh >>> 16) & 0xff;
+    out[o + 3] = (qh >>> 24) & 0xff;
     o += 4;
   }
   for (let j = 0; j < 16; j++) out[o + j] = (codes[j] & 0x0f) | ((codes[j + 16] & 0x0f) << 4);
@@ -135,7 +172,10 @@ export function quantize(type, values) {
   const [bs, ts] = SIZES[type];
   const n = values.length;
   const out = new Uint8Array((n / bs) * ts);
-  if (type === 'f32') { new Float32Array(out.buffer).set(values); return out; }
+  if (type === 'f32') {
+    new Float32Array(out.buffer).set(values);
+    return out;
+  }
   if (type === 'f16' || type === 'bf16') {
     for (let i = 0; i < n; i++) wr16(out, 2 * i, type === 'f16' ? toHalf(values[i]) : toBf16(values[i]));
     return out;
@@ -173,7 +213,10 @@ export function dequantize(type, q) {
   const [bs, ts] = SIZES[type];
   const n = (q.length / ts) * bs;
   const y = new Float32Array(n);
-  if (type === 'f32') { y.set(new Float32Array(q.slice().buffer)); return y; }
+  if (type === 'f32') {
+    y.set(new Float32Array(q.slice().buffer));
+    return y;
+  }
   if (type === 'f16' || type === 'bf16') {
     for (let i = 0; i < n; i++) y[i] = type === 'f16' ? fromHalf(rd16(q, 2 * i)) : fromBf16(rd16(q, 2 * i));
     return y;
@@ -189,7 +232,8 @@ export function dequantize(type, q) {
 /** The float term ggml adds for one block of a vec_dot pair, and its exact integer sum. */
 export function blockTerm(pair, x, xo, yq, yo) {
   const [tx, ty] = pair;
-  const a = decodeBlock(tx, x, xo), b = decodeBlock(ty, yq, yo);
+  const a = decodeBlock(tx, x, xo),
+    b = decodeBlock(ty, yq, yo);
   let sumi = 0;
   for (let j = 0; j < 32; j++) sumi += a.codes[j] * b.codes[j];
   let term;
@@ -202,8 +246,10 @@ export function blockTerm(pair, x, xo, yq, yo) {
 
 /** ggml_vec_dot_*_generic: block terms summed in order; also sum |term| for error bounds. */
 export function vecDot(pair, x, y, n) {
-  const xs = SIZES[pair[0]][1], ys = SIZES[pair[1]][1];
-  let sum = 0, abs = 0;
+  const xs = SIZES[pair[0]][1],
+    ys = SIZES[pair[1]][1];
+  let sum = 0,
+    abs = 0;
   for (let b = 0; b < n / 32; b++) {
     const { term } = blockTerm(pair, x, b * xs, y, b * ys);
     sum = f(sum + term);
@@ -215,7 +261,8 @@ export function vecDot(pair, x, y, n) {
 /** The f32 dot: dequantized weights times values, summed in element order; and sum |products|. */
 export function dotF32(type, q, v) {
   const w = dequantize(type, q);
-  let sum = 0, abs = 0;
+  let sum = 0,
+    abs = 0;
   for (let i = 0; i < w.length; i++) {
     const p = f(w[i] * v[i]);
     sum = f(sum + p);

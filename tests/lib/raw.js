@@ -9,7 +9,9 @@ export class Raw {
     this.top = this.base;
   }
 
-  reset() { this.top = this.base; }
+  reset() {
+    this.top = this.base;
+  }
 
   /** Reserves bytes (64-aligned) and returns the address; grows memory when needed. */
   alloc(bytes) {
@@ -28,19 +30,37 @@ export class Raw {
     return p;
   }
 
-  bytes(p, n) { return new Uint8Array(this.mem.buffer, p, n).slice(); }
-  floats(p, n) { return new Float32Array(this.mem.buffer, p, n).slice(); }
-  zeroAcc() { const p = this.alloc(16); new Float32Array(this.mem.buffer, p, 4).fill(0); return p; }
+  bytes(p, n) {
+    return new Uint8Array(this.mem.buffer, p, n).slice();
+  }
+  floats(p, n) {
+    return new Float32Array(this.mem.buffer, p, n).slice();
+  }
+  zeroAcc() {
+    const p = this.alloc(16);
+    new Float32Array(this.mem.buffer, p, 4).fill(0);
+    return p;
+  }
 }
 
 /** The kernels of a build, from its export names: { name, op, type, type2, isa }. */
 export function kernelsOf(exports) {
   const out = [];
   for (const name of Object.keys(exports)) {
-    const m = /^bq_([a-z0-9]+_?[0-9]?)_(quantize|dequantize|stats|dot_([a-z0-9_]+?)|matvec_([a-z0-9_]+?))(__simd128|__ref)?$/.exec(name);
+    const m =
+      /^bq_([a-z0-9]+_?[0-9]?)_(quantize|dequantize|stats|dot_([a-z0-9_]+?)|matvec_([a-z0-9_]+?))(__simd128|__ref)?$/.exec(
+        name,
+      );
     if (!m) continue;
     const op = m[2].startsWith('dot') ? 'dot' : m[2].startsWith('matvec') ? 'matvec' : m[2];
-    out.push({ name, base: name.replace(/__(simd128|ref)$/, ''), op, type: m[1], type2: m[3] ?? m[4] ?? null, isa: m[5] ? m[5].slice(2) : 'public' });
+    out.push({
+      name,
+      base: name.replace(/__(simd128|ref)$/, ''),
+      op,
+      type: m[1],
+      type2: m[3] ?? m[4] ?? null,
+      isa: m[5] ? m[5].slice(2) : 'public',
+    });
   }
   return out;
 }
