@@ -220,31 +220,18 @@ static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb
   wasm_v128_store(acc, sum);
 }
 
-/* Dequantize loop: scales of 4 blocks at a time are decoded as one vector (d at offset 0 of each
- * block; m at offset 2 when has_m), then block(k, p, y, d, m) writes 32 floats. */
+/* Dequantize loop: block(k, p, y, d, m) writes 32 floats; d (at offset 0) and m (at offset 2,
+ * when has_m) are decoded in scalar code and splat. (Decoding the scales of 4 blocks as one vector
+ * and spreading its lanes is slower: the decoders are bound by the vector shuffle and FP ports,
+ * while scalar code runs on otherwise idle integer units.) */
 typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m);
 
 static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs, int has_m,
                                         bq_dq_block_fn block) {
   const bq_k k = bq_consts();
-  size_t i = 0;
-  for (; i + 4 <= nb; i += 4, p += 4 * bs, y += 4 * QK) {
-    v128_t d, m = wasm_i32x4_splat(0);
-    if (has_m) {
-      const v128_t dm = bq_load_u32x4(p, bs);
-      d = bq_h2f_x4(&k, wasm_v128_and(dm, k.lo16));
-      m = bq_h2f_x4(&k, wasm_u32x4_shr(dm, 16));
-    } else {
-      d = bq_h2f_x4(&k, bq_load_u16x4(p, bs));
-    }
-    block(&k, p, y, BQ_LANE(d, 0), BQ_LANE(m, 0));
-    block(&k, p + bs, y + QK, BQ_LANE(d, 1), BQ_LANE(m, 1));
-    block(&k, p + 2 * bs, y + 2 * QK, BQ_LANE(d, 2), BQ_LANE(m, 2));
-    block(&k, p + 3 * bs, y + 3 * QK, BQ_LANE(d, 3), BQ_LANE(m, 3));
-  }
-  for (; i < nb; i++, p += bs, y += QK) {
+  for (size_t i = 0; i < nb; i++, p += bs, y += QK) {
     const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
-    const v128_t m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : wasm_i32x4_splat(0);
+    const v128_t m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : k.magic;
     block(&k, p, y, d, m);
   }
 }
