@@ -11,8 +11,8 @@ import { syntheticWeights } from '../demo/sample.js';
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
-const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 60);
-const SAMPLES = 3;
+const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 40);
+const SAMPLES = 5; // rounds
 
 const simd = await init({ backend: 'simd128' });
 const scalar = await init({ backend: 'scalar' });
@@ -21,31 +21,46 @@ const ceil = /** @type {any} */ (ceilingInst.instance.exports);
 const raws = { simd128: new Raw(simd.exports), scalar: new Raw(scalar.exports) };
 
 const warmed = new Set();
-/** Best time per call (ns) of fn, after warming it up by time. */
-function measure(key, fn) {
-  if (!warmed.has(key)) {
-    const t0 = performance.now();
-    while (performance.now() - t0 < WARM_MS) fn();
-    warmed.add(key);
-  }
-  let best = Infinity;
-  for (let s = 0; s < SAMPLES; s++) {
-    let calls = 0;
-    const t0 = performance.now();
-    let t = t0;
-    do {
-      fn();
-      calls++;
-      t = performance.now();
-    } while (t - t0 < SAMPLE_MS);
-    best = Math.min(best, ((t - t0) * 1e6) / calls);
-  }
-  return best;
+/** A kernel to time: fn, and a key saying whether it has been warmed up. */
+const measure = (key, fn) => ({ key, fn });
+
+/** The implementations of one (op, type, n), timed together. */
+let pending = [];
+const results = [];
+function record(op, type, impl, n, m) {
+  pending.push({ op, type, impl, n, ...m });
 }
 
-const results = [];
-function record(op, type, impl, n, ns) {
-  results.push({ op, type, impl, n, weightsPerNs: n / ns });
+/**
+ * Times the pending implementations side by side: each is warmed up by time once (past V8's
+ * baseline tier), then all are sampled in turn for several rounds and each keeps its best time
+ * per call, so a slow phase of the machine does not land on one implementation only.
+ */
+function flush() {
+  for (const p of pending) {
+    if (warmed.has(p.key)) continue;
+    const t0 = performance.now();
+    while (performance.now() - t0 < WARM_MS) p.fn();
+    warmed.add(p.key);
+  }
+  const best = pending.map(() => Infinity);
+  for (let round = 0; round < SAMPLES; round++) {
+    pending.forEach((p, i) => {
+      let calls = 0;
+      const t0 = performance.now();
+      let t = t0;
+      do {
+        p.fn();
+        calls++;
+        t = performance.now();
+      } while (t - t0 < SAMPLE_MS);
+      best[i] = Math.min(best[i], ((t - t0) * 1e6) / calls);
+    });
+  }
+  pending.forEach((p, i) =>
+    results.push({ op: p.op, type: p.type, impl: p.impl, n: p.n, weightsPerNs: p.n / best[i] }),
+  );
+  pending = [];
 }
 
 const SIZE = {
@@ -110,6 +125,7 @@ for (const n of SIZES) {
       measure(`jsdq${t}`, () => jsDequantize[t](q, y)),
     );
     record('dequantize', t, 'ceiling', n, ceilingStore(n));
+    flush();
   }
   // quantize
   for (const t of ['q8_0', 'q8_1', 'q4_0', 'q5_1', 'f16']) {
@@ -127,6 +143,7 @@ for (const n of SIZES) {
         measure(`${impl}q${t}`, () => f(xp, yp, n)),
       );
     }
+    flush();
   }
   // dot (vec_dot pairs, and the fused f32 dots of two formats)
   for (const [t, a] of [
@@ -156,6 +173,7 @@ for (const n of SIZES) {
       );
     }
     record('dot', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length + v.byteLength));
+    flush();
   }
   // matvec: rows of 4096 columns, activations quantized once (what llama.cpp does)
   const rows = n / COLS;
@@ -185,6 +203,7 @@ for (const n of SIZES) {
       );
     }
     record('matvec', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length));
+    flush();
   }
 }
 
