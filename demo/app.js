@@ -432,11 +432,24 @@ function heatmap(values, a, title) {
     }
   ctx.putImageData(img, 0, 0);
   const blockAt = (x, y) => Math.min(a.rows - 1, y * sy) * a.blocksPerRow + Math.min(a.blocksPerRow - 1, x * sx);
+  // Outline the inspected block's cell.
+  const mark = () => {
+    ctx.putImageData(img, 0, 0);
+    const cx = Math.floor((state.cursor % a.blocksPerRow) / sx),
+      cy = Math.floor(Math.floor(state.cursor / a.blocksPerRow) / sy);
+    ctx.lineWidth = 1;
+    ctx.strokeStyle = '#fff';
+    ctx.strokeRect(cx * cw - 1.5, cy * ch - 1.5, cw + 3, ch + 3);
+    ctx.strokeStyle = '#000';
+    ctx.strokeRect(cx * cw - 0.5, cy * ch - 0.5, cw + 1, ch + 1);
+  };
+  if (!$('#inspector').hidden) mark();
   canvas.addEventListener('click', (ev) => {
     const rect = canvas.getBoundingClientRect();
     const x = Math.floor(((ev.clientX - rect.left) / rect.width) * W),
       y = Math.floor(((ev.clientY - rect.top) / rect.height) * H);
     state.cursor = blockAt(x, y);
+    mark();
     inspect(state.cursor);
   });
   canvas.addEventListener('keydown', (ev) => {
@@ -445,6 +458,7 @@ function heatmap(values, a, title) {
     if (ev.key in moves) {
       ev.preventDefault();
       state.cursor = Math.min(a.nBlocks - 1, Math.max(0, state.cursor + moves[ev.key]));
+      mark();
       inspect(state.cursor);
     }
     if (ev.key === 'Enter') inspect(state.cursor);
