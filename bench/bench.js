@@ -3,13 +3,21 @@
 // tier). Prints a table of ratios and writes bench/out/latest.json:
 // [{ op, type, impl, n, weightsPerNs }], impl in simd128 | scalar | js | ceiling.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { init } from '../js/index.js';
+import { init, byteLength } from '../js/index.js';
 import { Raw } from '../tests/lib/raw.js';
 import { jsDequantize } from './js-dequant.js';
 import { syntheticWeights } from '../demo/sample.js';
 
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
+/** ggml's vec_dot pairs. */
+const PAIRS = [
+  ['q4_0', 'q8_0'],
+  ['q4_1', 'q8_1'],
+  ['q5_0', 'q8_0'],
+  ['q5_1', 'q8_1'],
+  ['q8_0', 'q8_0'],
+];
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 40);
 const SAMPLES = 5; // rounds
@@ -62,18 +70,6 @@ function flush() {
   );
   pending = [];
 }
-
-const SIZE = {
-  f16: [1, 2],
-  bf16: [1, 2],
-  q4_0: [32, 18],
-  q4_1: [32, 20],
-  q5_0: [32, 22],
-  q5_1: [32, 24],
-  q8_0: [32, 34],
-  q8_1: [32, 36],
-};
-const bytesOf = (t, n) => (n / SIZE[t][0]) * SIZE[t][1];
 
 function ceilingStore(n) {
   const base = ceil.ceiling_base(),
@@ -133,7 +129,7 @@ for (const n of SIZES) {
       const r = raws[impl];
       r.reset();
       const xp = r.put(x),
-        yp = r.alloc(bytesOf(t, n));
+        yp = r.alloc(byteLength(t, n));
       const f = r.x[`bq_${t}_quantize`];
       record(
         'quantize',
@@ -146,15 +142,7 @@ for (const n of SIZES) {
     flush();
   }
   // dot (vec_dot pairs, and the fused f32 dots of two formats)
-  for (const [t, a] of [
-    ['q4_0', 'q8_0'],
-    ['q4_1', 'q8_1'],
-    ['q5_0', 'q8_0'],
-    ['q5_1', 'q8_1'],
-    ['q8_0', 'q8_0'],
-    ['q4_0', 'f32'],
-    ['q8_0', 'f32'],
-  ]) {
+  for (const [t, a] of [...PAIRS, ['q4_0', 'f32'], ['q8_0', 'f32']]) {
     const w = simd.quantize(t, x);
     const v = a === 'f32' ? x : simd.quantize(a, x);
     for (const impl of ['simd128', 'scalar']) {
@@ -178,13 +166,7 @@ for (const n of SIZES) {
   // matvec: rows of 4096 columns, activations quantized once (what llama.cpp does)
   const rows = n / COLS;
   const xv = x.subarray(0, COLS);
-  for (const [t, a] of [
-    ['q4_0', 'q8_0'],
-    ['q4_1', 'q8_1'],
-    ['q5_0', 'q8_0'],
-    ['q5_1', 'q8_1'],
-    ['q8_0', 'q8_0'],
-  ]) {
+  for (const [t, a] of PAIRS) {
     const w = simd.quantize(t, x);
     const v = simd.quantize(a, xv);
     for (const impl of ['simd128', 'scalar']) {

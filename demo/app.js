@@ -1,5 +1,7 @@
 // The demo page's main thread: UI only. Files are opened and analysed in worker.js.
 
+import { halfToFloat } from './metrics.js';
+
 const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
 const LAYOUT = {
   q4_0: {
@@ -537,12 +539,6 @@ function worstList(values, a) {
 }
 
 // ---- block inspector ----
-function half(h) {
-  const s = h & 0x8000 ? -1 : 1,
-    e = (h >> 10) & 31,
-    f = h & 1023;
-  return e === 31 ? (f ? NaN : s * Infinity) : e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
-}
 const hex = (b) => b.toString(16).padStart(2, '0');
 
 async function inspect(block) {
@@ -557,9 +553,9 @@ function renderInspector(r) {
   const b = r.bytes;
   const ins = $('#inspector');
   const get16 = (o) => b[o] | (b[o + 1] << 8);
-  const d = half(get16(0));
-  const m = L.fields.some(([n]) => n === 'm') ? half(get16(2)) : null;
-  const s = r.format === 'q8_1' ? half(get16(2)) : null;
+  const d = halfToFloat(get16(0));
+  const m = L.fields.some(([n]) => n === 'm') ? halfToFloat(get16(2)) : null;
+  const s = r.format === 'q8_1' ? halfToFloat(get16(2)) : null;
   const qhF = L.fields.find(([n]) => n === 'qh');
   const qh = qhF ? (b[qhF[1]] | (b[qhF[1] + 1] << 8) | (b[qhF[1] + 2] << 16) | (b[qhF[1] + 3] << 24)) >>> 0 : 0;
   const qsOff = L.fields.find(([n]) => n === 'qs')[1];

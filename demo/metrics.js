@@ -50,3 +50,14 @@ export function histogram(v, bins, log) {
   }
   return { lo, hi, log: useLog, counts };
 }
+
+/**
+ * The value of binary16 bits (NaN for any NaN).
+ * @param {number} h
+ */
+export function halfToFloat(h) {
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 31,
+    f = h & 1023;
+  return e === 31 ? (f ? NaN : s * Infinity) : e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
+}

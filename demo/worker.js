@@ -1,7 +1,7 @@
 // The demo's worker: opens GGUF files and does every heavy computation, through the public API
 // (js/index.js) only. Messages: { id, op, ... } -> { id, ok, result } or { id, ok: false, error }.
 import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
-import { errorSummary, histogram } from './metrics.js';
+import { errorSummary, halfToFloat, histogram } from './metrics.js';
 
 const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
@@ -117,14 +117,6 @@ function tensor(name) {
   const t = file?.tensors.find((/** @type {any} */ x) => x.name === name);
   if (!t) throw new Error(`no tensor named ${name}`);
   return t;
-}
-
-/** @param {number} h */
-function halfToFloat(h) {
-  const s = h & 0x8000 ? -1 : 1,
-    e = (h >> 10) & 31,
-    f = h & 1023;
-  return e === 31 ? (f ? NaN : s * Infinity) : e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
 }
 
 /** Counts of each code value (0..15, 0..31, or -128..127 shifted to 0..255). */

@@ -23,6 +23,22 @@ export const GGUFValueType = Object.freeze({
 const VT = GGUFValueType;
 /** Bytes of each fixed-size value type. */
 const SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8];
+/** The typed array the reader returns for each numeric array item type (by value-type id). */
+const TYPED_ARRAYS = [
+  Uint8Array,
+  Int8Array,
+  Uint16Array,
+  Int16Array,
+  Uint32Array,
+  Int32Array,
+  Float32Array,
+  null,
+  null,
+  null,
+  BigUint64Array,
+  BigInt64Array,
+  Float64Array,
+];
 const MAX_ITEMS = 2 ** 30; // ggml's cap on string bytes and array items
 const MAX_NAME = 64; // ggml refuses tensor names of 64 bytes or more
 const MAX_DIMS = 4;
@@ -244,21 +260,7 @@ class Reader {
     const bytes = this.buf.slice(this.pos, this.pos + n * size);
     this.pos += n * size;
     if (!this.le && size > 1) swapInPlace(bytes, size);
-    const C = [
-      Uint8Array,
-      Int8Array,
-      Uint16Array,
-      Int16Array,
-      Uint32Array,
-      Int32Array,
-      Float32Array,
-      null,
-      null,
-      null,
-      BigUint64Array,
-      BigInt64Array,
-      Float64Array,
-    ][itemType];
+    const C = TYPED_ARRAYS[itemType];
     return new /** @type {any} */ (C)(bytes.buffer, 0, n);
   }
 }
@@ -830,22 +832,7 @@ class Writer {
  * @param {unknown} a
  */
 function innerType(a) {
-  const kinds = [
-    Uint8Array,
-    Int8Array,
-    Uint16Array,
-    Int16Array,
-    Uint32Array,
-    Int32Array,
-    Float32Array,
-    null,
-    null,
-    null,
-    BigUint64Array,
-    BigInt64Array,
-    Float64Array,
-  ];
-  const k = kinds.findIndex((C) => C && a instanceof C);
+  const k = TYPED_ARRAYS.findIndex((C) => C && a instanceof C);
   if (k >= 0) return k;
   if (Array.isArray(a)) {
     if (a.length === 0 || typeof a[0] === 'string') return VT.STRING;
