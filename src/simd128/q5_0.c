@@ -23,7 +23,7 @@ static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d,
 
 BQ_DEQUANTIZE_PROTO(q5_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 22, 0, dq_block);
+  bq_dequantize_blocks(x, y, n / QK, 22, 0, 0x1p112f, dq_block);
   return BQ_OK;
 }
 

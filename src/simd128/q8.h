@@ -63,20 +63,32 @@ static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t
   return 1;
 }
 
-/* The 32 weights q * d of a Q8_0/Q8_1 block at p whose codes start at offset off. */
-static inline void bq_q8_weights(const bq_k *k, const uint8_t *p, int off, v128_t d, v128_t w[8]) {
-  for (int h = 0; h < 4; h++) {
-    /* 8 codes loaded sign-extended to i16, moved to q + 128 (0..255). */
-    const v128_t u = wasm_i16x8_add(wasm_i16x8_load8x8(p + off + 8 * h), k->b128x16);
-    v128_t c[2];
-    bq_u16_to_magic(k, u, c);
-    for (int j = 0; j < 2; j++) w[2 * h + j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off128), d);
+/* Q8 scales are decoded as d * 2^-24 (bq_h2f_scaled with this factor; exact, see there). */
+#define BQ_Q8_DSCALE 0x1p88f
+
+/* The 32 weights q * d of a Q8_0/Q8_1 block at p whose codes start at offset off, given
+ * d24 = d * 2^-24. A swizzle moves code j into the top byte of lane j with zeros below (index
+ * 0x80 gives 0): the lane is the i32 q * 2^24, converted exactly, and (q * 2^24) * (d * 2^-24)
+ * rounds like q * d since both factors are exact and so is their real product. One shuffle, one
+ * convert and one multiply per 4 weights, no widening chain. The masks must stay literal
+ * constants: V8 then emits a bare pshufb (a mask from a local costs a range fix-up per use). */
+static inline void bq_q8_weights(const uint8_t *p, int off, v128_t d24, v128_t w[8]) {
+#define BQ_TOP(a)                                                                               \
+  wasm_i8x16_const(-128, -128, -128, a, -128, -128, -128, a + 1, -128, -128, -128, a + 2, -128, \
+                   -128, -128, a + 3)
+  for (int h = 0; h < 2; h++) {
+    const v128_t v = wasm_v128_load(p + off + 16 * h);
+    w[4 * h + 0] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(0))), d24);
+    w[4 * h + 1] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(4))), d24);
+    w[4 * h + 2] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(8))), d24);
+    w[4 * h + 3] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(12))), d24);
   }
+#undef BQ_TOP
 }
 
-static inline v128_t bq_q8_block_f32(const bq_k *k, const uint8_t *a, const float *v, int off) {
+static inline v128_t bq_q8_block_f32(const uint8_t *a, const float *v, int off) {
   v128_t w[8];
-  bq_q8_weights(k, a, off, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), w);
+  bq_q8_weights(a, off, wasm_f32x4_splat(bq_h2f_scaled(bq_rd16(a), BQ_Q8_DSCALE)), w);
   for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
   return bq_sum8(w);
 }

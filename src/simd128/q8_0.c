@@ -16,16 +16,16 @@ BQ_QUANTIZE_PROTO(q8_0, __simd128) {
   return BQ_OK;
 }
 
-static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
-  (void)m;
+static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d24, v128_t m) {
+  (void)k, (void)m;
   v128_t w[8];
-  bq_q8_weights(k, p, 2, d, w);
+  bq_q8_weights(p, 2, d24, w);
   for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
 }
 
 BQ_DEQUANTIZE_PROTO(q8_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 34, 0, dq_block);
+  bq_dequantize_blocks(x, y, n / QK, 34, 0, BQ_Q8_DSCALE, dq_block);
   return BQ_OK;
 }
 
@@ -50,7 +50,8 @@ BQ_DOT_PROTO(q8_0, q8_0, __simd128) {
 }
 
 static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
-  return bq_q8_block_f32(k, a, v, 2);
+  (void)k;
+  return bq_q8_block_f32(a, v, 2);
 }
 
 BQ_DOT_PROTO(q8_0, f32, __simd128) {

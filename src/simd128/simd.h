@@ -83,13 +83,18 @@ static inline v128_t bq_h2f_x4(const bq_k *k, v128_t h) {
   return wasm_v128_or(r, sign);
 }
 
-/* The same for one value, without the subnormal loop of the scalar reference. */
-static inline float bq_h2f_fast(uint16_t h) {
-  const uint32_t em = h & 0x7FFF;
-  float f = bq_float(em << 13) * 0x1p112f;
-  if (em >= 0x7C00) f = bq_float(0x7F800000 | (em << 13) | (em > 0x7C00 ? 0x400000 : 0));
-  return bq_float(bq_bits(f) | ((uint32_t)(h & 0x8000) << 16));
+/* The same for one value, times scale (2^112 for the plain value; 2^(112 - k) gives the value
+ * times 2^-k, exact since the result is at least 2^-24-k). An arithmetic shift places sign,
+ * exponent and mantissa at once (bits 28-30 get copies of the sign and are cleared): the float is
+ * 2^-112 times the half, normal or subnormal. Exponent 31 becomes 255 by setting bits 28-30; the
+ * multiply keeps Inf and quietens a NaN keeping its payload, as the reference does. */
+static inline float bq_h2f_scaled(uint16_t h, float scale) {
+  uint32_t b = (uint32_t)((int32_t)((uint32_t)h << 16) >> 3) & 0x8FFFE000u;
+  if ((h & 0x7C00) == 0x7C00) b |= 0x70000000u;
+  return bq_float(b) * scale;
 }
+
+static inline float bq_h2f_fast(uint16_t h) { return bq_h2f_scaled(h, 0x1p112f); }
 
 /* f32 -> binary16 bits in the low half of each u32 lane, exactly as bq_fp32_to_fp16: integer
  * rounding for normal halves, and for subnormal ones |f| * 2^24 (exact) rounded to nearest even
@@ -220,17 +225,18 @@ static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb
   wasm_v128_store(acc, sum);
 }
 
-/* Dequantize loop: block(k, p, y, d, m) writes 32 floats; d (at offset 0) and m (at offset 2,
- * when has_m) are decoded in scalar code and splat. (Decoding the scales of 4 blocks as one vector
- * and spreading its lanes is slower: the decoders are bound by the vector shuffle and FP ports,
- * while scalar code runs on otherwise idle integer units.) */
+/* Dequantize loop: block(k, p, y, d, m) writes 32 floats; d (at offset 0, times dscale / 2^112:
+ * see bq_h2f_scaled) and m (at offset 2, when has_m) are decoded in scalar code and splat.
+ * (Decoding the scales of 4 blocks as one vector and spreading its lanes is slower: the decoders
+ * are bound by the vector shuffle and FP ports, while scalar code runs on otherwise idle integer
+ * units.) */
 typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m);
 
 static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs, int has_m,
-                                        bq_dq_block_fn block) {
+                                        float dscale, bq_dq_block_fn block) {
   const bq_k k = bq_consts();
   for (size_t i = 0; i < nb; i++, p += bs, y += QK) {
-    const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p)));
+    const v128_t d = wasm_f32x4_splat(bq_h2f_scaled(bq_rd16(p), dscale));
     const v128_t m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : k.magic;
     block(&k, p, y, d, m);
   }
