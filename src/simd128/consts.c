@@ -41,6 +41,8 @@ bq_const_table bq_simd_consts = {
     .max_finite16 = S4(0x477FFFFF), /* below 65536: larger (and Inf) -> f16 Inf */
     .h_inf = S4(0x7C00),
     .h_nan = S4(0x7E00),
+    .flip8 = B16(0x88), /* bit 3 of both nibbles */
+    .hi_nib = B16(0xF0),
 };
 
 /* For each byte value b, 8 bytes whose byte i is 0x10 when bit i of b is set: the 5th bits of 8 Q5

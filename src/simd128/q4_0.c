@@ -16,16 +16,32 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t w[8
   }
 }
 
-static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
+/* Dequantize: after flipping bit 3 of every nibble, the nibble placed in the top 4 bits of an
+ * i32 lane is (q - 8) * 2^28 as a signed value. Each byte (low nibbles shifted up, high ones
+ * masked) goes to the top byte of its lane by a swizzle with zeros below (index 0x80), is
+ * converted exactly and multiplied by d * 2^-28 (exact: d >= 2^-24), which rounds like
+ * (q - 8) * d. One shuffle, convert and multiply per 4 weights. */
+static inline void top16(v128_t s, v128_t d28, float *y) {
+  wasm_v128_store(y,
+                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(0))), d28));
+  wasm_v128_store(y + 4,
+                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(4))), d28));
+  wasm_v128_store(y + 8,
+                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(8))), d28));
+  wasm_v128_store(y + 12,
+                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(12))), d28));
+}
+
+static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d28, v128_t m) {
   (void)m;
-  v128_t w[8];
-  weights(k, p, d, w);
-  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+  const v128_t x = wasm_v128_xor(wasm_v128_load(p + 2), k->flip8);
+  top16(wasm_v128_and(wasm_i16x8_shl(x, 4), k->hi_nib), d28, y);
+  top16(wasm_v128_and(x, k->hi_nib), d28, y + 16);
 }
 
 BQ_DEQUANTIZE_PROTO(q4_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 18, 0, 0x1p112f, dq_block);
+  bq_dequantize_blocks(x, y, n / QK, 18, 0, 0x1p84f, dq_block); /* d * 2^-28 */
   return BQ_OK;
 }
 

@@ -12,6 +12,13 @@
 
 #define BQ_MAGIC 8388608.0f /* 2^23 */
 
+/* Swizzle indices moving bytes a..a+3 to the top byte of the four i32 lanes, zeros below (index
+ * 0x80 gives 0). Kept as literal constants: V8 then emits a bare pshufb and keeps the mask in a
+ * register across the loop (an index vector from a local costs a range fix-up at each use). */
+#define BQ_TOP(a)                                                                               \
+  wasm_i8x16_const(-128, -128, -128, (a), -128, -128, -128, (a) + 1, -128, -128, -128, (a) + 2, \
+                   -128, -128, -128, (a) + 3)
+
 /* Lane k of v in every lane. */
 #define BQ_LANE(v, k) wasm_i32x4_shuffle((v), (v), (k), (k), (k), (k))
 
@@ -20,7 +27,7 @@ typedef struct {
   uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4],
       off16[4], off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4],
       quiet[4], half[4], signbit[4], one[4], magic3[4], abs32[4], rebias[4], r0fff[4], one32[4],
-      x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4];
+      x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4], flip8[4], hi_nib[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
@@ -29,19 +36,19 @@ extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read
 typedef struct {
   v128_t nib, b8, b16, flip, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em,
       sign16, x112, inf32, e31, quiet, half, signbit, one, magic3, abs32, rebias, r0fff, one32, x24,
-      min_normal16, max_finite16, h_inf, h_nan;
+      min_normal16, max_finite16, h_inf, h_nan, flip8, hi_nib;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
 static inline bq_k bq_consts(void) {
-  const bq_k k = {BQ_LD(nib),          BQ_LD(b8),           BQ_LD(b16),     BQ_LD(flip),
-                  BQ_LD(m15),          BQ_LD(m15x16),       BQ_LD(b128x16), BQ_LD(magic),
-                  BQ_LD(off8),         BQ_LD(off16),        BQ_LD(off128),  BQ_LD(magic16),
-                  BQ_LD(lo16),         BQ_LD(em),           BQ_LD(sign16),  BQ_LD(x112),
-                  BQ_LD(inf32),        BQ_LD(e31),          BQ_LD(quiet),   BQ_LD(half),
-                  BQ_LD(signbit),      BQ_LD(one),          BQ_LD(magic3),  BQ_LD(abs32),
-                  BQ_LD(rebias),       BQ_LD(r0fff),        BQ_LD(one32),   BQ_LD(x24),
-                  BQ_LD(min_normal16), BQ_LD(max_finite16), BQ_LD(h_inf),   BQ_LD(h_nan)};
+  const bq_k k = {
+      BQ_LD(nib),     BQ_LD(b8),      BQ_LD(b16),    BQ_LD(flip),         BQ_LD(m15),
+      BQ_LD(m15x16),  BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),         BQ_LD(off16),
+      BQ_LD(off128),  BQ_LD(magic16), BQ_LD(lo16),   BQ_LD(em),           BQ_LD(sign16),
+      BQ_LD(x112),    BQ_LD(inf32),   BQ_LD(e31),    BQ_LD(quiet),        BQ_LD(half),
+      BQ_LD(signbit), BQ_LD(one),     BQ_LD(magic3), BQ_LD(abs32),        BQ_LD(rebias),
+      BQ_LD(r0fff),   BQ_LD(one32),   BQ_LD(x24),    BQ_LD(min_normal16), BQ_LD(max_finite16),
+      BQ_LD(h_inf),   BQ_LD(h_nan),   BQ_LD(flip8),  BQ_LD(hi_nib)};
   return k;
 }
 
