@@ -19,8 +19,10 @@ const PAIRS = [
   ['q8_0', 'q8_0'],
 ];
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
-const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 40);
-const SAMPLES = 5; // rounds
+const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 25);
+// Rounds: this VM runs in phases (whole-process speed shifts by up to 30% for tens of ms), so
+// many short rounds give each implementation a fair chance at a quiet phase.
+const SAMPLES = 9;
 /** BENCH_OPS=dequantize,matvec times only those ops (for quick runs while tuning). */
 const OPS = new Set((process.env.BENCH_OPS ?? 'dequantize,quantize,dot,matvec').split(','));
 
