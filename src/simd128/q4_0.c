@@ -21,22 +21,11 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t w[8
  * masked) goes to the top byte of its lane by a swizzle with zeros below (index 0x80), is
  * converted exactly and multiplied by d * 2^-28 (exact: d >= 2^-24), which rounds like
  * (q - 8) * d. One shuffle, convert and multiply per 4 weights. */
-static inline void top16(v128_t s, v128_t d28, float *y) {
-  wasm_v128_store(y,
-                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(0))), d28));
-  wasm_v128_store(y + 4,
-                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(4))), d28));
-  wasm_v128_store(y + 8,
-                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(8))), d28));
-  wasm_v128_store(y + 12,
-                  wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(12))), d28));
-}
-
-static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d28, v128_t m) {
+static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d28, v128_t m, v128_t w[8]) {
   (void)m;
   const v128_t x = wasm_v128_xor(wasm_v128_load(p + 2), k->flip8);
-  top16(wasm_v128_and(wasm_i16x8_shl(x, 4), k->hi_nib), d28, y);
-  top16(wasm_v128_and(x, k->hi_nib), d28, y + 16);
+  bq_top_bytes_mul(wasm_v128_and(wasm_i16x8_shl(x, 4), k->hi_nib), d28, w);
+  bq_top_bytes_mul(wasm_v128_and(x, k->hi_nib), d28, w + 4);
 }
 
 BQ_DEQUANTIZE_PROTO(q4_0, __simd128) {

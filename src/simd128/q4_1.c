@@ -21,16 +21,15 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, 
  * by d * 2^-8i (exact: d >= 2^-24), is q * d rounded once, as in the reference; + m follows. The
  * high nibbles take the same path after a 4-bit shift. (The masks are literal constants, which
  * V8 keeps in registers across the loop.) */
-static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
+static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
   (void)k;
   const v128_t mask = wasm_i32x4_const(0xF, 0xF00, 0xF0000, 0xF000000);
   const v128_t dl = wasm_f32x4_mul(d, wasm_f32x4_const(1.0f, 0x1p-8f, 0x1p-16f, 0x1p-24f));
   for (int l = 0; l < 4; l++) {
     const v128_t x = wasm_v128_load32_splat(p + 4 + 4 * l);
     const v128_t lo = wasm_v128_and(x, mask), hi = wasm_v128_and(wasm_u32x4_shr(x, 4), mask);
-    wasm_v128_store(y + 4 * l, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(lo), dl), m));
-    wasm_v128_store(y + 16 + 4 * l,
-                    wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(hi), dl), m));
+    w[l] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(lo), dl), m);
+    w[4 + l] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(hi), dl), m);
   }
 }
 

@@ -15,15 +15,9 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, 
   (void)m;
 }
 
-static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m) {
-  v128_t w[8];
-  weights(k, p, d, m, w);
-  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
-}
-
 BQ_DEQUANTIZE_PROTO(q5_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 22, 0, 0x1p112f, dq_block);
+  bq_dequantize_blocks(x, y, n / QK, 22, 0, 0x1p112f, weights);
   return BQ_OK;
 }
 

@@ -70,15 +70,10 @@ static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t
  * d24 = d * 2^-24. A swizzle moves code j into the top byte of lane j with zeros below (index
  * 0x80 gives 0): the lane is the i32 q * 2^24, converted exactly, and (q * 2^24) * (d * 2^-24)
  * rounds like q * d since both factors are exact and so is their real product. One shuffle, one
- * convert and one multiply per 4 weights, no widening chain (BQ_TOP: see simd.h). */
+ * convert and one multiply per 4 weights, no widening chain. */
 static inline void bq_q8_weights(const uint8_t *p, int off, v128_t d24, v128_t w[8]) {
-  for (int h = 0; h < 2; h++) {
-    const v128_t v = wasm_v128_load(p + off + 16 * h);
-    w[4 * h + 0] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(0))), d24);
-    w[4 * h + 1] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(4))), d24);
-    w[4 * h + 2] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(8))), d24);
-    w[4 * h + 3] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(v, BQ_TOP(12))), d24);
-  }
+  bq_top_bytes_mul(wasm_v128_load(p + off), d24, w);
+  bq_top_bytes_mul(wasm_v128_load(p + off + 16), d24, w + 4);
 }
 
 static inline v128_t bq_q8_block_f32(const uint8_t *a, const float *v, int off) {

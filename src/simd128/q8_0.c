@@ -16,11 +16,9 @@ BQ_QUANTIZE_PROTO(q8_0, __simd128) {
   return BQ_OK;
 }
 
-static inline void dq_block(const bq_k *k, const uint8_t *p, float *y, v128_t d24, v128_t m) {
+static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d24, v128_t m, v128_t w[8]) {
   (void)k, (void)m;
-  v128_t w[8];
   bq_q8_weights(p, 2, d24, w);
-  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
 }
 
 BQ_DEQUANTIZE_PROTO(q8_0, __simd128) {

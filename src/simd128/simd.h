@@ -19,36 +19,45 @@
   wasm_i8x16_const(-128, -128, -128, (a), -128, -128, -128, (a) + 1, -128, -128, -128, (a) + 2, \
                    -128, -128, -128, (a) + 3)
 
+/* The 16 bytes of s, each in the top byte of an i32 lane with zeros below (bytes 0-3 in w[0],
+ * ...), converted to float (exact: at most 8 significant bits) and multiplied by d. */
+static inline void bq_top_bytes_mul(v128_t s, v128_t d, v128_t w[4]) {
+  w[0] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(0))), d);
+  w[1] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(4))), d);
+  w[2] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(8))), d);
+  w[3] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(12))), d);
+}
+
 /* Lane k of v in every lane. */
 #define BQ_LANE(v, k) wasm_i32x4_shuffle((v), (v), (k), (k), (k), (k))
 
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
-  uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], b128x16[4], magic[4], off8[4],
-      off16[4], off128[4], magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4],
-      quiet[4], half[4], signbit[4], one[4], magic3[4], abs32[4], rebias[4], r0fff[4], one32[4],
-      x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4], flip8[4], hi_nib[4];
+  uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], magic[4], off8[4], off16[4],
+      magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4], half[4],
+      signbit[4], one[4], magic3[4], abs32[4], rebias[4], r0fff[4], one32[4], x24[4],
+      min_normal16[4], max_finite16[4], h_inf[4], h_nan[4], flip8[4], hi_nib[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
 /* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
-  v128_t nib, b8, b16, flip, m15, m15x16, b128x16, magic, off8, off16, off128, magic16, lo16, em,
-      sign16, x112, inf32, e31, quiet, half, signbit, one, magic3, abs32, rebias, r0fff, one32, x24,
-      min_normal16, max_finite16, h_inf, h_nan, flip8, hi_nib;
+  v128_t nib, b8, b16, flip, m15, m15x16, magic, off8, off16, magic16, lo16, em, sign16, x112,
+      inf32, e31, quiet, half, signbit, one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16,
+      max_finite16, h_inf, h_nan, flip8, hi_nib;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
 static inline bq_k bq_consts(void) {
-  const bq_k k = {
-      BQ_LD(nib),     BQ_LD(b8),      BQ_LD(b16),    BQ_LD(flip),         BQ_LD(m15),
-      BQ_LD(m15x16),  BQ_LD(b128x16), BQ_LD(magic),  BQ_LD(off8),         BQ_LD(off16),
-      BQ_LD(off128),  BQ_LD(magic16), BQ_LD(lo16),   BQ_LD(em),           BQ_LD(sign16),
-      BQ_LD(x112),    BQ_LD(inf32),   BQ_LD(e31),    BQ_LD(quiet),        BQ_LD(half),
-      BQ_LD(signbit), BQ_LD(one),     BQ_LD(magic3), BQ_LD(abs32),        BQ_LD(rebias),
-      BQ_LD(r0fff),   BQ_LD(one32),   BQ_LD(x24),    BQ_LD(min_normal16), BQ_LD(max_finite16),
-      BQ_LD(h_inf),   BQ_LD(h_nan),   BQ_LD(flip8),  BQ_LD(hi_nib)};
+  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),      BQ_LD(b16),          BQ_LD(flip),
+                  BQ_LD(m15),    BQ_LD(m15x16),  BQ_LD(magic),        BQ_LD(off8),
+                  BQ_LD(off16),  BQ_LD(magic16), BQ_LD(lo16),         BQ_LD(em),
+                  BQ_LD(sign16), BQ_LD(x112),    BQ_LD(inf32),        BQ_LD(e31),
+                  BQ_LD(quiet),  BQ_LD(half),    BQ_LD(signbit),      BQ_LD(one),
+                  BQ_LD(magic3), BQ_LD(abs32),   BQ_LD(rebias),       BQ_LD(r0fff),
+                  BQ_LD(one32),  BQ_LD(x24),     BQ_LD(min_normal16), BQ_LD(max_finite16),
+                  BQ_LD(h_inf),  BQ_LD(h_nan),   BQ_LD(flip8),        BQ_LD(hi_nib)};
   return k;
 }
 
@@ -232,12 +241,13 @@ static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb
   wasm_v128_store(acc, sum);
 }
 
-/* Dequantize loop: block(k, p, y, d, m) writes 32 floats; d (at offset 0, times dscale / 2^112:
+/* Dequantize loop: block(k, p, d, m, w) decodes the 32 weights of the block at p into w, which
+ * the loop stores; d (at offset 0, times dscale / 2^112:
  * see bq_h2f_scaled) and m (at offset 2, when has_m) are decoded in scalar code and splat.
  * (Decoding the scales of 4 blocks as one vector and spreading its lanes is slower: the decoders
  * are bound by the vector shuffle and FP ports, while scalar code runs on otherwise idle integer
  * units.) */
-typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, float *y, v128_t d, v128_t m);
+typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]);
 
 static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs, int has_m,
                                         float dscale, bq_dq_block_fn block) {
@@ -245,7 +255,9 @@ static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, s
   for (size_t i = 0; i < nb; i++, p += bs, y += QK) {
     const v128_t d = wasm_f32x4_splat(bq_h2f_scaled(bq_rd16(p), dscale));
     const v128_t m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : k.magic;
-    block(&k, p, y, d, m);
+    v128_t w[8];
+    block(&k, p, d, m, w);
+    for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
   }
 }
 
