@@ -1,27 +1,13 @@
 /* Q4_0 SIMD128 kernels; same results as ref/q4_0.c (dot: same per-block terms, 4-lane sum). */
 #include "q45.h"
 
-/* The 32 weights (q - 8) * d of the block at p, as 8 vectors: low nibbles are elements 0..15,
- * high 16..31. */
-static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t w[8]) {
-  /* Code bytes 0-7 and 8-15 loaded zero-extended to u16 (one instruction each); nibbles split
-   * there with a native 16-bit shift. Element j: low nibble of byte j, j + 16: high nibble. */
-  const v128_t b0 = wasm_u16x8_load8x8(p + 2), b1 = wasm_u16x8_load8x8(p + 10);
-  const v128_t u[4] = {wasm_v128_and(b0, k->m15x16), wasm_v128_and(b1, k->m15x16),
-                       wasm_u16x8_shr(b0, 4), wasm_u16x8_shr(b1, 4)};
-  for (int h = 0; h < 4; h++) {
-    v128_t c[2];
-    bq_u16_to_magic(k, u[h], c);
-    for (int j = 0; j < 2; j++) w[2 * h + j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off8), d);
-  }
-}
-
-/* Dequantize: after flipping bit 3 of every nibble, the nibble placed in the top 4 bits of an
+/* The 32 weights (q - 8) * d of the block at p, as 8 vectors (low nibbles are elements 0..15).
+ * After flipping bit 3 of every nibble, the nibble placed in the top 4 bits of an
  * i32 lane is (q - 8) * 2^28 as a signed value. Each byte (low nibbles shifted up, high ones
  * masked) goes to the top byte of its lane by a swizzle with zeros below (index 0x80), is
  * converted exactly and multiplied by d * 2^-28 (exact: d >= 2^-24), which rounds like
  * (q - 8) * d. One shuffle, convert and multiply per 4 weights. */
-static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d28, v128_t m, v128_t w[8]) {
+static inline void weights(const bq_k *k, const uint8_t *p, v128_t d28, v128_t m, v128_t w[8]) {
   (void)m;
   const v128_t x = wasm_v128_xor(wasm_v128_load(p + 2), k->flip8);
   bq_top_bytes_mul(wasm_v128_and(wasm_i16x8_shl(x, 4), k->hi_nib), d28, w);
@@ -30,7 +16,7 @@ static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d28, v128_t 
 
 BQ_DEQUANTIZE_PROTO(q4_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 18, 0, 0x1p84f, dq_block); /* d * 2^-28 */
+  bq_dequantize_blocks(x, y, n / QK, 18, 0, 0x1p84f, weights); /* d * 2^-28 */
   return BQ_OK;
 }
 
@@ -55,16 +41,9 @@ BQ_DOT_PROTO(q4_0, q8_0, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
-  v128_t w[8];
-  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), w);
-  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
-  return bq_sum8(w);
-}
-
 BQ_DOT_PROTO(q4_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 18, acc, block_f32);
+  bq_dot_f32_blocks(x, y, n / QK, 18, 0, 0x1p84f, acc, weights);
   return BQ_OK;
 }
 

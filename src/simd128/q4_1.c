@@ -1,27 +1,12 @@
 /* Q4_1 SIMD128 kernels; same results as ref/q4_1.c (dot: same per-block terms, 4-lane sum). */
 #include "q45.h"
 
-/* The 32 weights q * d + m of the block at p, as 8 vectors. */
+/* The 32 weights q * d + m of the block at p, as 8 vectors, without shuffles: a splat load gives
+ * every lane the same 4 code bytes, and lane i keeps the nibble of byte i (mask 0xF << 8i): the i32
+ * q * 2^8i, converted exactly and multiplied by d * 2^-8i (exact: d >= 2^-24), is q * d rounded
+ * once, as in the reference; + m follows. The high nibbles take the same path after a 4-bit shift.
+ * (The masks are literal constants, which V8 keeps in registers across the loop.) */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
-  /* Code bytes 0-7 and 8-15 loaded zero-extended to u16 (one instruction each); nibbles split
-   * there with a native 16-bit shift. Element j: low nibble of byte j, j + 16: high nibble. */
-  const v128_t b0 = wasm_u16x8_load8x8(p + 4), b1 = wasm_u16x8_load8x8(p + 12);
-  const v128_t u[4] = {wasm_v128_and(b0, k->m15x16), wasm_v128_and(b1, k->m15x16),
-                       wasm_u16x8_shr(b0, 4), wasm_u16x8_shr(b1, 4)};
-  for (int h = 0; h < 4; h++) {
-    v128_t c[2];
-    bq_u16_to_magic(k, u[h], c);
-    for (int j = 0; j < 2; j++)
-      w[2 * h + j] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->magic), d), m);
-  }
-}
-
-/* Dequantize without shuffles: a splat load gives every lane the same 4 code bytes, and lane i
- * keeps the nibble of byte i (mask 0xF << 8i): the i32 q * 2^8i, converted exactly and multiplied
- * by d * 2^-8i (exact: d >= 2^-24), is q * d rounded once, as in the reference; + m follows. The
- * high nibbles take the same path after a 4-bit shift. (The masks are literal constants, which
- * V8 keeps in registers across the loop.) */
-static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
   (void)k;
   const v128_t mask = wasm_i32x4_const(0xF, 0xF00, 0xF0000, 0xF000000);
   const v128_t dl = wasm_f32x4_mul(d, wasm_f32x4_const(1.0f, 0x1p-8f, 0x1p-16f, 0x1p-24f));
@@ -35,7 +20,7 @@ static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d, v128_t m,
 
 BQ_DEQUANTIZE_PROTO(q4_1, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 20, 1, 0x1p112f, dq_block);
+  bq_dequantize_blocks(x, y, n / QK, 20, 1, 0x1p112f, weights);
   return BQ_OK;
 }
 
@@ -60,17 +45,9 @@ BQ_DOT_PROTO(q4_1, q8_1, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
-  v128_t w[8];
-  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))),
-          wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2))), w);
-  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
-  return bq_sum8(w);
-}
-
 BQ_DOT_PROTO(q4_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 20, acc, block_f32);
+  bq_dot_f32_blocks(x, y, n / QK, 20, 1, 0x1p112f, acc, weights);
   return BQ_OK;
 }
 

@@ -7,10 +7,7 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, 
   bq_codes5(k, p + 2, p + 6, &lo, &hi);
   for (int h = 0; h < 2; h++) {
     bq_bytes_to_magic(k, h ? hi : lo, c);
-    for (int j = 0; j < 4; j++) {
-      const v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off16), d);
-      w[4 * h + j] = v;
-    }
+    for (int j = 0; j < 4; j++) w[4 * h + j] = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->off16), d);
   }
   (void)m;
 }
@@ -42,16 +39,9 @@ BQ_DOT_PROTO(q5_0, q8_0, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
-  v128_t w[8];
-  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))), k->magic, w);
-  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
-  return bq_sum8(w);
-}
-
 BQ_DOT_PROTO(q5_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 22, acc, block_f32);
+  bq_dot_f32_blocks(x, y, n / QK, 22, 0, 0x1p112f, acc, weights);
   return BQ_OK;
 }
 

@@ -41,17 +41,9 @@ BQ_DOT_PROTO(q5_1, q8_1, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
-  v128_t w[8];
-  weights(k, a, wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a))),
-          wasm_f32x4_splat(bq_h2f_fast(bq_rd16(a + 2))), w);
-  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
-  return bq_sum8(w);
-}
-
 BQ_DOT_PROTO(q5_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 24, acc, block_f32);
+  bq_dot_f32_blocks(x, y, n / QK, 24, 1, 0x1p112f, acc, weights);
   return BQ_OK;
 }
 

@@ -76,11 +76,4 @@ static inline void bq_q8_weights(const uint8_t *p, int off, v128_t d24, v128_t w
   bq_top_bytes_mul(wasm_v128_load(p + off + 16), d24, w + 4);
 }
 
-static inline v128_t bq_q8_block_f32(const uint8_t *a, const float *v, int off) {
-  v128_t w[8];
-  bq_q8_weights(a, off, wasm_f32x4_splat(bq_h2f_scaled(bq_rd16(a), BQ_Q8_DSCALE)), w);
-  for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
-  return bq_sum8(w);
-}
-
 #endif

@@ -47,14 +47,9 @@ BQ_DOT_PROTO(q8_0, q8_0, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
-  (void)k;
-  return bq_q8_block_f32(a, v, 2);
-}
-
 BQ_DOT_PROTO(q8_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 34, acc, block_f32);
+  bq_dot_f32_blocks(x, y, n / QK, 34, 0, BQ_Q8_DSCALE, acc, dq_block);
   return BQ_OK;
 }
 

@@ -20,20 +20,15 @@ BQ_QUANTIZE_PROTO(q8_1, __simd128) {
   return BQ_OK;
 }
 
-static inline v128_t block_f32(const bq_k *k, const uint8_t *a, const float *v) {
-  (void)k;
-  return bq_q8_block_f32(a, v, 4);
+static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d24, v128_t m, v128_t w[8]) {
+  (void)k, (void)m;
+  bq_q8_weights(p, 4, d24, w);
 }
 
 BQ_DOT_PROTO(q8_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 36, acc, block_f32);
+  bq_dot_f32_blocks(x, y, n / QK, 36, 0, BQ_Q8_DSCALE, acc, dq_block);
   return BQ_OK;
-}
-
-static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d24, v128_t m, v128_t w[8]) {
-  (void)k, (void)m;
-  bq_q8_weights(p, 4, d24, w);
 }
 
 BQ_DEQUANTIZE_PROTO(q8_1, __simd128) {

@@ -1,8 +1,9 @@
 /* Helpers shared by the SIMD128 kernels. Conversions avoid integer->float converts of widened
- * bytes: clang 14 turns an i8 -> i16 -> i32 -> f32 chain into per-lane scalar code. Small
- * non-negative integers are turned into floats by placing them in the mantissa of 2^23 instead
- * (the bits 0x4B0000xx are the float 2^23 + xx), then subtracting 2^23 plus any offset, which is
- * exact. */
+ * bytes: clang 14 turns an i8 -> i16 -> i32 -> f32 chain into per-lane scalar code. Codes are
+ * instead placed in i32 lanes directly (a swizzle to the top byte, or a mask on a splat load) and
+ * converted as i32, with the scale pre-multiplied by the matching power of two; or, for the Q5
+ * formats, placed in the mantissa of 2^23 (the bits 0x4B0000xx are the float 2^23 + xx), from
+ * which 2^23 plus any offset is subtracted exactly. */
 #ifndef BQ_SIMD_H
 #define BQ_SIMD_H
 
@@ -33,25 +34,24 @@ static inline void bq_top_bytes_mul(v128_t s, v128_t d, v128_t w[4]) {
 
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
-  uint32_t nib[4], b8[4], b16[4], flip[4], m15[4], m15x16[4], magic[4], off8[4], off16[4],
-      magic16[4], lo16[4], em[4], sign16[4], x112[4], inf32[4], e31[4], quiet[4], half[4],
-      signbit[4], one[4], magic3[4], abs32[4], rebias[4], r0fff[4], one32[4], x24[4],
-      min_normal16[4], max_finite16[4], h_inf[4], h_nan[4], flip8[4], hi_nib[4];
+  uint32_t nib[4], b8[4], b16[4], magic[4], off16[4], magic16[4], lo16[4], em[4], sign16[4],
+      x112[4], inf32[4], e31[4], quiet[4], half[4], signbit[4], one[4], magic3[4], abs32[4],
+      rebias[4], r0fff[4], one32[4], x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4],
+      flip8[4], hi_nib[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
 /* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
-  v128_t nib, b8, b16, flip, m15, m15x16, magic, off8, off16, magic16, lo16, em, sign16, x112,
-      inf32, e31, quiet, half, signbit, one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16,
-      max_finite16, h_inf, h_nan, flip8, hi_nib;
+  v128_t nib, b8, b16, magic, off16, magic16, lo16, em, sign16, x112, inf32, e31, quiet, half,
+      signbit, one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16, max_finite16, h_inf,
+      h_nan, flip8, hi_nib;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
 static inline bq_k bq_consts(void) {
-  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),      BQ_LD(b16),          BQ_LD(flip),
-                  BQ_LD(m15),    BQ_LD(m15x16),  BQ_LD(magic),        BQ_LD(off8),
+  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),      BQ_LD(b16),          BQ_LD(magic),
                   BQ_LD(off16),  BQ_LD(magic16), BQ_LD(lo16),         BQ_LD(em),
                   BQ_LD(sign16), BQ_LD(x112),    BQ_LD(inf32),        BQ_LD(e31),
                   BQ_LD(quiet),  BQ_LD(half),    BQ_LD(signbit),      BQ_LD(one),
@@ -76,13 +76,6 @@ static inline void bq_bytes_to_magic(const bq_k *k, v128_t v, v128_t w[4]) {
   w[1] = wasm_i16x8_shuffle(l, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
   w[2] = wasm_i16x8_shuffle(h, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
   w[3] = wasm_i16x8_shuffle(h, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
-}
-
-/* u16 lanes c (0..255) as two vectors of floats 2^23 + c (lanes 0-3 and 4-7): the interleave with
- * the u16 0x4B00 gives u32 lanes 0x4B0000cc. */
-static inline void bq_u16_to_magic(const bq_k *k, v128_t v, v128_t w[2]) {
-  w[0] = wasm_i16x8_shuffle(v, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
-  w[1] = wasm_i16x8_shuffle(v, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
 /* binary16 bits in the low half of each u32 lane -> f32, exactly as bq_fp16_to_fp32. Placing the
@@ -230,35 +223,46 @@ static inline void bq_dot4(const uint8_t *a, const uint8_t *b, size_t nb, size_t
   wasm_v128_store(acc, sum);
 }
 
-/* acc += block(a, v) (a vector of partial sums of one block's 32 products) over every block. */
-typedef v128_t (*bq_block_f32_fn)(const bq_k *k, const uint8_t *a, const float *v);
-
-static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb, size_t xs,
-                                     float *acc, bq_block_f32_fn block) {
-  const bq_k k = bq_consts();
-  v128_t sum = wasm_v128_load(acc);
-  for (size_t i = 0; i < nb; i++, a += xs, v += QK) sum = wasm_f32x4_add(sum, block(&k, a, v));
-  wasm_v128_store(acc, sum);
-}
-
-/* Dequantize loop: block(k, p, d, m, w) decodes the 32 weights of the block at p into w, which
- * the loop stores; d (at offset 0, times dscale / 2^112:
- * see bq_h2f_scaled) and m (at offset 2, when has_m) are decoded in scalar code and splat.
- * (Decoding the scales of 4 blocks as one vector and spreading its lanes is slower: the decoders
- * are bound by the vector shuffle and FP ports, while scalar code runs on otherwise idle integer
- * units.) */
+/* A block decoder: the 32 weights of the block at p into w, given its scale d (times dscale /
+ * 2^112, see bq_h2f_scaled) and, for Q4_1/Q5_1, its m, both splat. The scales are decoded in
+ * scalar code by the loops below. (Decoding the scales of 4 blocks as one vector and spreading
+ * its lanes is slower: the decoders are bound by the vector shuffle and FP ports, while scalar
+ * code runs on otherwise idle integer units.) */
 typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]);
 
+/* d (at offset 0) and, when has_m, m (at offset 2) of the block at p, splat. */
+static inline void bq_block_scales(const bq_k *k, const uint8_t *p, int has_m, float dscale,
+                                   v128_t *d, v128_t *m) {
+  *d = wasm_f32x4_splat(bq_h2f_scaled(bq_rd16(p), dscale));
+  *m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : k->magic;
+}
+
+/* Dequantize loop over nb blocks of bs bytes. */
 static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs, int has_m,
                                         float dscale, bq_dq_block_fn block) {
   const bq_k k = bq_consts();
   for (size_t i = 0; i < nb; i++, p += bs, y += QK) {
-    const v128_t d = wasm_f32x4_splat(bq_h2f_scaled(bq_rd16(p), dscale));
-    const v128_t m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : k.magic;
-    v128_t w[8];
+    v128_t d, m, w[8];
+    bq_block_scales(&k, p, has_m, dscale, &d, &m);
     block(&k, p, d, m, w);
     for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
   }
+}
+
+/* Fused dequantize-and-multiply: acc += the 32 products of each block, summed per lane in
+ * bq_sum8's order. */
+static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb, size_t bs,
+                                     int has_m, float dscale, float *acc, bq_dq_block_fn block) {
+  const bq_k k = bq_consts();
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < nb; i++, a += bs, v += QK) {
+    v128_t d, m, w[8];
+    bq_block_scales(&k, a, has_m, dscale, &d, &m);
+    block(&k, a, d, m, w);
+    for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
+    sum = wasm_f32x4_add(sum, bq_sum8(w));
+  }
+  wasm_v128_store(acc, sum);
 }
 
 /* Prepared activations of one matvec call (simd128/matvec.c). */
