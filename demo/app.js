@@ -3,60 +3,37 @@
 import { halfToFloat } from './metrics.js';
 
 const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
-const LAYOUT = {
-  q4_0: {
-    size: 18,
-    fields: [
-      ['d', 0, 2],
-      ['qs', 2, 16],
-    ],
-    off: 8,
-  },
-  q4_1: {
-    size: 20,
-    fields: [
-      ['d', 0, 2],
-      ['m', 2, 2],
-      ['qs', 4, 16],
-    ],
-    off: 0,
-  },
-  q5_0: {
-    size: 22,
-    fields: [
-      ['d', 0, 2],
-      ['qh', 2, 4],
-      ['qs', 6, 16],
-    ],
-    off: 16,
-  },
-  q5_1: {
-    size: 24,
-    fields: [
-      ['d', 0, 2],
-      ['m', 2, 2],
-      ['qh', 4, 4],
-      ['qs', 8, 16],
-    ],
-    off: 0,
-  },
-  q8_0: {
-    size: 34,
-    fields: [
-      ['d', 0, 2],
-      ['qs', 2, 32],
-    ],
-    off: 0,
-  },
-  q8_1: {
-    size: 36,
-    fields: [
-      ['d', 0, 2],
-      ['s', 2, 2],
-      ['qs', 4, 32],
-    ],
-    off: 0,
-  },
+/** Each format's block fields: [name, byte offset, byte length]. */
+const FIELDS = {
+  q4_0: [
+    ['d', 0, 2],
+    ['qs', 2, 16],
+  ],
+  q4_1: [
+    ['d', 0, 2],
+    ['m', 2, 2],
+    ['qs', 4, 16],
+  ],
+  q5_0: [
+    ['d', 0, 2],
+    ['qh', 2, 4],
+    ['qs', 6, 16],
+  ],
+  q5_1: [
+    ['d', 0, 2],
+    ['m', 2, 2],
+    ['qh', 4, 4],
+    ['qs', 8, 16],
+  ],
+  q8_0: [
+    ['d', 0, 2],
+    ['qs', 2, 32],
+  ],
+  q8_1: [
+    ['d', 0, 2],
+    ['s', 2, 2],
+    ['qs', 4, 32],
+  ],
 };
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
@@ -549,23 +526,23 @@ async function inspect(block) {
 }
 
 function renderInspector(r) {
-  const L = LAYOUT[r.format];
+  const fields = FIELDS[r.format];
   const b = r.bytes;
   const ins = $('#inspector');
   const get16 = (o) => b[o] | (b[o + 1] << 8);
   const d = halfToFloat(get16(0));
-  const m = L.fields.some(([n]) => n === 'm') ? halfToFloat(get16(2)) : null;
+  const m = fields.some(([n]) => n === 'm') ? halfToFloat(get16(2)) : null;
   const s = r.format === 'q8_1' ? halfToFloat(get16(2)) : null;
-  const qhF = L.fields.find(([n]) => n === 'qh');
+  const qhF = fields.find(([n]) => n === 'qh');
   const qh = qhF ? (b[qhF[1]] | (b[qhF[1] + 1] << 8) | (b[qhF[1] + 2] << 16) | (b[qhF[1] + 3] << 24)) >>> 0 : 0;
-  const qsOff = L.fields.find(([n]) => n === 'qs')[1];
+  const qsOff = fields.find(([n]) => n === 'qs')[1];
   const eight = r.format.startsWith('q8');
   const codes = Array.from({ length: 32 }, (_, j) => {
     if (eight) return (b[qsOff + j] << 24) >> 24;
     const nib = j < 16 ? b[qsOff + j] & 15 : b[qsOff + j - 16] >> 4;
     return nib | (qhF ? ((qh >>> j) & 1) << 4 : 0);
   });
-  const fieldOf = (i) => L.fields.find(([, o, n]) => i >= o && i < o + n)[0];
+  const fieldOf = (i) => fields.find(([, o, n]) => i >= o && i < o + n)[0];
   const formula = {
     q4_0: `x = (q - 8) · d = (q - 8) · ${d}`,
     q4_1: `x = q · d + m = q · ${d} + ${m}`,
@@ -577,7 +554,7 @@ function renderInspector(r) {
   ins.dataset.block = String(r.block);
   ins.dataset.d = String(d);
   ins.replaceChildren(
-    el('h2', { text: `block ${r.block} (${r.format}, ${L.size} bytes)` }),
+    el('h2', { text: `block ${r.block} (${r.format}, ${b.length} bytes)` }),
     el(
       'div',
       { class: 'bytes', 'aria-label': 'block bytes by field' },
