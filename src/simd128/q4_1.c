@@ -1,26 +1,17 @@
 /* Q4_1 SIMD128 kernels; same results as ref/q4_1.c (dot: same per-block terms, 4-lane sum). */
 #include "q45.h"
 
-/* The 32 weights q * d + m of the block at p, as 8 vectors, without shuffles: a splat load gives
- * every lane the same 4 code bytes, and lane i keeps the nibble of byte i (mask 0xF << 8i): the i32
- * q * 2^8i, converted exactly and multiplied by d * 2^-8i (exact: d >= 2^-24), is q * d rounded
- * once, as in the reference; + m follows. The high nibbles take the same path after a 4-bit shift.
- * (The masks are literal constants, which V8 keeps in registers across the loop.) */
+/* The 32 weights q * d + m of the block at p, as 8 vectors: low and high nibbles as bytes, each
+ * swizzled into the low byte of an i32 lane and converted (bq_low_bytes_mul_add). */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
-  (void)k;
-  const v128_t mask = wasm_i32x4_const(0xF, 0xF00, 0xF0000, 0xF000000);
-  const v128_t dl = wasm_f32x4_mul(d, wasm_f32x4_const(1.0f, 0x1p-8f, 0x1p-16f, 0x1p-24f));
-  for (int l = 0; l < 4; l++) {
-    const v128_t x = wasm_v128_load32_splat(p + 4 + 4 * l);
-    const v128_t lo = wasm_v128_and(x, mask), hi = wasm_v128_and(wasm_u32x4_shr(x, 4), mask);
-    w[l] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(lo), dl), m);
-    w[4 + l] = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(hi), dl), m);
-  }
+  const v128_t q = wasm_v128_load(p + 4);
+  bq_low_bytes_mul_add(wasm_v128_and(q, k->nib), d, m, w);
+  bq_low_bytes_mul_add(bq_hi4(k, q), d, m, w + 4);
 }
 
 BQ_DEQUANTIZE_PROTO(q4_1, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 20, 1, 0x1p112f, weights);
+  bq_dequantize_blocks(x, y, n / QK, 20, 1, 0, weights);
   return BQ_OK;
 }
 
@@ -47,7 +38,7 @@ BQ_DOT_PROTO(q4_1, q8_1, __simd128) {
 
 BQ_DOT_PROTO(q4_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 20, 1, 0x1p112f, acc, weights);
+  bq_dot_f32_blocks(x, y, n / QK, 20, 1, 0, acc, weights);
   return BQ_OK;
 }
 

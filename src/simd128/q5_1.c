@@ -1,22 +1,18 @@
 /* Q5_1 SIMD128 kernels; same results as ref/q5_1.c (dot: same per-block terms, 4-lane sum). */
 #include "q45.h"
 
-/* The 32 weights of the block at p, as 8 vectors: 5-bit codes assembled as bytes. */
+/* The 32 weights q * d + m of the block at p, as 8 vectors: the 5-bit codes assembled as bytes,
+ * each swizzled into the low byte of an i32 lane and converted (bq_low_bytes_mul_add). */
 static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]) {
-  v128_t lo, hi, c[4];
+  v128_t lo, hi;
   bq_codes5(k, p + 4, p + 8, &lo, &hi);
-  for (int h = 0; h < 2; h++) {
-    bq_bytes_to_magic(k, h ? hi : lo, c);
-    for (int j = 0; j < 4; j++) {
-      const v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(c[j], k->magic), d);
-      w[4 * h + j] = wasm_f32x4_add(v, m);
-    }
-  }
+  bq_low_bytes_mul_add(lo, d, m, w);
+  bq_low_bytes_mul_add(hi, d, m, w + 4);
 }
 
 BQ_DEQUANTIZE_PROTO(q5_1, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 24, 1, 0x1p112f, weights);
+  bq_dequantize_blocks(x, y, n / QK, 24, 1, 0, weights);
   return BQ_OK;
 }
 
@@ -43,7 +39,7 @@ BQ_DOT_PROTO(q5_1, q8_1, __simd128) {
 
 BQ_DOT_PROTO(q5_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 24, 1, 0x1p112f, acc, weights);
+  bq_dot_f32_blocks(x, y, n / QK, 24, 1, 0, acc, weights);
   return BQ_OK;
 }
 

@@ -63,8 +63,8 @@ static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t
   return 1;
 }
 
-/* Q8 scales are decoded as d * 2^-24 (bq_h2f_scaled with this factor; exact, see there). */
-#define BQ_Q8_DSCALE 0x1p88f
+/* Q8 scales are decoded as d * 2^-24 (bq_h2f_pow2 with this exponent; exact, see there). */
+#define BQ_Q8_DEXP (-24)
 
 /* The 32 weights q * d of a Q8_0/Q8_1 block at p whose codes start at offset off, given
  * d24 = d * 2^-24. A swizzle moves code j into the top byte of lane j with zeros below (index

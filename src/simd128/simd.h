@@ -1,7 +1,7 @@
 /* Helpers shared by the SIMD128 kernels. Conversions avoid integer->float converts of widened
  * bytes: clang 14 turns an i8 -> i16 -> i32 -> f32 chain into per-lane scalar code. Codes are
- * instead placed in i32 lanes directly (a swizzle to the top byte, or a mask on a splat load) and
- * converted as i32, with the scale pre-multiplied by the matching power of two; or, for the Q5
+ * instead placed in i32 lanes directly (a swizzle to the top or the low byte, with zeros around)
+ * and converted as i32, with the scale pre-multiplied by the matching power of two; or, for the Q5
  * formats, placed in the mantissa of 2^23 (the bits 0x4B0000xx are the float 2^23 + xx), from
  * which 2^23 plus any offset is subtracted exactly. */
 #ifndef BQ_SIMD_H
@@ -27,6 +27,23 @@ static inline void bq_top_bytes_mul(v128_t s, v128_t d, v128_t w[4]) {
   w[1] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(4))), d);
   w[2] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(8))), d);
   w[3] = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, BQ_TOP(12))), d);
+}
+
+/* Swizzle indices moving bytes a..a+3 to the low byte of the four i32 lanes, zeros above. */
+#define BQ_LOW(a)                                                                               \
+  wasm_i8x16_const((a), -128, -128, -128, (a) + 1, -128, -128, -128, (a) + 2, -128, -128, -128, \
+                   (a) + 3, -128, -128, -128)
+
+/* The 16 bytes of s as i32 lanes (bytes 0-3 in w[0], ...), converted to float (exact), times d,
+ * plus m: the two rounding steps of q * d + m in the reference (q * d itself is exact). */
+static inline v128_t bq_low_mul_add(v128_t s, v128_t idx, v128_t d, v128_t m) {
+  return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, idx)), d), m);
+}
+static inline void bq_low_bytes_mul_add(v128_t s, v128_t d, v128_t m, v128_t w[4]) {
+  w[0] = bq_low_mul_add(s, BQ_LOW(0), d, m);
+  w[1] = bq_low_mul_add(s, BQ_LOW(4), d, m);
+  w[2] = bq_low_mul_add(s, BQ_LOW(8), d, m);
+  w[3] = bq_low_mul_add(s, BQ_LOW(12), d, m);
 }
 
 /* Lane k of v in every lane. */
@@ -104,6 +121,23 @@ static inline float bq_h2f_scaled(uint16_t h, float scale) {
 }
 
 static inline float bq_h2f_fast(uint16_t h) { return bq_h2f_scaled(h, 0x1p112f); }
+
+/* The out-of-line bq_h2f_scaled, for the rare scales the loops below do not take inline. */
+float bq_h2f_scaled_slow(uint16_t h, float scale);
+
+/* 1 if h has a normal exponent (1..30), for which bq_h2f_pow2 needs no multiply. */
+static inline int bq_h_normal(uint16_t h) { return (h & 0x7C00u) - 0x400u < 0x7800u; }
+
+/* The bits of the float h times 2^e (-112 < e < 112), exact and equal to bq_h2f_scaled(h,
+ * 2^(112 + e)). The half sign-extended and shifted left by 13 has sign, exponent and mantissa in
+ * place (bits 28-30 get copies of the sign and are cleared); for a normal half, adding 112 + e to
+ * the exponent field finishes it, in integer code alone. Zero, subnormals, Inf and NaN take the
+ * out-of-line path. */
+static inline uint32_t bq_h2f_pow2_bits(uint16_t h, int e) {
+  const uint32_t b = ((uint32_t)(int32_t)(int16_t)h << 13) & 0x8FFFE000u;
+  if (__builtin_expect(bq_h_normal(h), 1)) return b + ((uint32_t)(112 + e) << 23);
+  return bq_bits(bq_h2f_scaled_slow(h, bq_float((uint32_t)(127 + 112 + e) << 23)));
+}
 
 /* f32 -> binary16 bits in the low half of each u32 lane, exactly as bq_fp32_to_fp16: integer
  * rounding for normal halves, and for subnormal ones |f| * 2^24 (exact) rounded to nearest even
@@ -223,27 +257,45 @@ static inline void bq_dot4(const uint8_t *a, const uint8_t *b, size_t nb, size_t
   wasm_v128_store(acc, sum);
 }
 
-/* A block decoder: the 32 weights of the block at p into w, given its scale d (times dscale /
- * 2^112, see bq_h2f_scaled) and, for Q4_1/Q5_1, its m, both splat. The scales are decoded in
- * scalar code by the loops below. (Decoding the scales of 4 blocks as one vector and spreading
- * its lanes is slower: the decoders are bound by the vector shuffle and FP ports, while scalar
- * code runs on otherwise idle integer units.) */
+/* A block decoder: the 32 weights of the block at p into w, given its scale d (times 2^dexp,
+ * see bq_h2f_pow2) and, for Q4_1/Q5_1, its m, both splat. The scales are decoded in
+ * integer code by the loops below, block by block. (Decoding the scales of 4 blocks as one vector
+ * and spreading its lanes is slower: the decoders are bound by the vector units, while integer
+ * code runs on otherwise idle ones. Decoding a run of scales in a pass of its own is slower too:
+ * it no longer overlaps the vector work.) */
 typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]);
 
-/* d (at offset 0) and, when has_m, m (at offset 2) of the block at p, splat. */
-static inline void bq_block_scales(const bq_k *k, const uint8_t *p, int has_m, float dscale,
-                                   v128_t *d, v128_t *m) {
-  *d = wasm_f32x4_splat(bq_h2f_scaled(bq_rd16(p), dscale));
-  *m = has_m ? wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + 2))) : k->magic;
+/* Scale slots: the loops below store a block's scale bits through one pointer and load them
+ * splat through the other, which the compiler cannot prove equal, so each splat stays a load
+ * from memory (no vector ALU op) instead of a move into a vector register and a broadcast.
+ * (Each instance of the module has its own memory, and a module runs one call at a time.) */
+extern uint32_t bq_scale_slot[2], *bq_scale_slot_alias; /* consts.c */
+
+/* d * 2^dexp (at offset 0) and, when has_m, m (at offset 2) of the block at p, splat. With two
+ * scales per block (Q4_1, Q5_1) they go through the slots st/ld; a single one is faster moved
+ * straight into a vector (measured both ways). */
+static inline void bq_block_scales(const bq_k *k, const uint8_t *p, int has_m, int dexp,
+                                   uint32_t *st, const uint32_t *ld, v128_t *d, v128_t *m) {
+  if (has_m) {
+    st[0] = bq_h2f_pow2_bits(bq_rd16(p), dexp);
+    st[1] = bq_h2f_pow2_bits(bq_rd16(p + 2), 0);
+    *d = wasm_v128_load32_splat(ld);
+    *m = wasm_v128_load32_splat(ld + 1);
+  } else {
+    *d = wasm_i32x4_splat((int32_t)bq_h2f_pow2_bits(bq_rd16(p), dexp));
+    *m = k->magic;
+  }
 }
 
 /* Dequantize loop over nb blocks of bs bytes. */
 static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs, int has_m,
-                                        float dscale, bq_dq_block_fn block) {
+                                        int dexp, bq_dq_block_fn block) {
   const bq_k k = bq_consts();
+  uint32_t *st = bq_scale_slot;
+  const uint32_t *ld = bq_scale_slot_alias;
   for (size_t i = 0; i < nb; i++, p += bs, y += QK) {
     v128_t d, m, w[8];
-    bq_block_scales(&k, p, has_m, dscale, &d, &m);
+    bq_block_scales(&k, p, has_m, dexp, st, ld, &d, &m);
     block(&k, p, d, m, w);
     for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
   }
@@ -252,12 +304,14 @@ static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, s
 /* Fused dequantize-and-multiply: acc += the 32 products of each block, summed per lane in
  * bq_sum8's order. */
 static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb, size_t bs,
-                                     int has_m, float dscale, float *acc, bq_dq_block_fn block) {
+                                     int has_m, int dexp, float *acc, bq_dq_block_fn block) {
   const bq_k k = bq_consts();
+  uint32_t *st = bq_scale_slot;
+  const uint32_t *ld = bq_scale_slot_alias;
   v128_t sum = wasm_v128_load(acc);
   for (size_t i = 0; i < nb; i++, a += bs, v += QK) {
     v128_t d, m, w[8];
-    bq_block_scales(&k, a, has_m, dscale, &d, &m);
+    bq_block_scales(&k, a, has_m, dexp, st, ld, &d, &m);
     block(&k, a, d, m, w);
     for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
     sum = wasm_f32x4_add(sum, bq_sum8(w));
