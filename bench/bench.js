@@ -20,14 +20,22 @@ const PAIRS = [
 ];
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 25);
-// Rounds: this VM runs in phases (whole-process speed shifts by up to 30% for tens of ms), so
-// many short rounds give each implementation a fair chance at a quiet phase.
-const SAMPLES = 9;
+// Rounds: this VM runs in phases (a co-tenant slows the whole process by 25-35% for anything from
+// tens of ms to several seconds, vector code more than scalar code), so each implementation is
+// sampled in many short rounds and keeps its best, and the rounds of a row are spread over several
+// passes through all the rows (all rows at the L2 size, the dequantize rows at the large size),
+// so that each row meets more than one phase.
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 10);
+const PASSES = Number(process.env.BENCH_PASSES ?? 5);
 /** BENCH_OPS=dequantize,matvec times only those ops (for quick runs while tuning). */
 const OPS = new Set((process.env.BENCH_OPS ?? 'dequantize,quantize,dot,matvec').split(','));
 
 const simd = await init({ backend: 'simd128' });
 const scalar = await init({ backend: 'scalar' });
+// Inputs are quantized on an instance of their own: the codec API stages data at the scratch base
+// that Raw allocates from, so quantizing through `simd` would overwrite the buffers of the rows
+// that wait for their passes.
+const prep = await init({ backend: 'simd128' });
 const ceilingInst = await WebAssembly.instantiate(readFileSync(new URL('./out/ceiling.wasm', import.meta.url)));
 const ceil = /** @type {any} */ (ceilingInst.instance.exports);
 const raws = { simd128: new Raw(simd.exports), scalar: new Raw(scalar.exports) };
@@ -38,6 +46,8 @@ const measure = (key, fn) => ({ key, fn });
 
 /** The implementations of one (op, type, n), timed together. */
 let pending = [];
+/** Rows whose rounds are spread over passes: { items, best }. */
+const deferred = [];
 const results = [];
 function record(op, type, impl, n, m) {
   pending.push({ op, type, impl, n, ...m });
@@ -45,19 +55,12 @@ function record(op, type, impl, n, m) {
 
 /**
  * Times the pending implementations side by side: each is warmed up by time once (past V8's
- * baseline tier), then all are sampled in turn for several rounds and each keeps its best time
- * per call, so a slow phase of the machine does not land on one implementation only.
+ * baseline tier), then all are sampled in turn for `rounds` rounds, each keeping its best time per
+ * call, so a slow phase of the machine does not land on one implementation only.
  */
-function flush() {
-  for (const p of pending) {
-    if (warmed.has(p.key)) continue;
-    const t0 = performance.now();
-    while (performance.now() - t0 < WARM_MS) p.fn();
-    warmed.add(p.key);
-  }
-  const best = pending.map(() => Infinity);
-  for (let round = 0; round < SAMPLES; round++) {
-    pending.forEach((p, i) => {
+function sample(group, rounds) {
+  for (let round = 0; round < rounds; round++) {
+    group.items.forEach((p, i) => {
       let calls = 0;
       const t0 = performance.now();
       let t = t0;
@@ -66,13 +69,36 @@ function flush() {
         calls++;
         t = performance.now();
       } while (t - t0 < SAMPLE_MS);
-      best[i] = Math.min(best[i], ((t - t0) * 1e6) / calls);
+      group.best[i] = Math.min(group.best[i], ((t - t0) * 1e6) / calls);
     });
   }
-  pending.forEach((p, i) =>
-    results.push({ op: p.op, type: p.type, impl: p.impl, n: p.n, weightsPerNs: p.n / best[i] }),
+}
+function finish(group) {
+  group.items.forEach((p, i) =>
+    results.push({ op: p.op, type: p.type, impl: p.impl, n: p.n, weightsPerNs: p.n / group.best[i] }),
   );
+}
+/** Ends a row: warms its kernels, then times it now, or later in passes when `later`. */
+function flush(later) {
+  for (const p of pending) {
+    if (warmed.has(p.key)) continue;
+    const t0 = performance.now();
+    while (performance.now() - t0 < WARM_MS) p.fn();
+    warmed.add(p.key);
+  }
+  const group = { items: pending, best: pending.map(() => Infinity) };
   pending = [];
+  if (later) deferred.push(group);
+  else {
+    sample(group, SAMPLES);
+    finish(group);
+  }
+}
+/** Times the deferred rows: PASSES passes through all of them, SAMPLES rounds in all. */
+function runPasses() {
+  for (let pass = 0; pass < PASSES; pass++) for (const g of deferred) sample(g, Math.ceil(SAMPLES / PASSES));
+  deferred.forEach(finish);
+  deferred.length = 0;
 }
 
 function ceilingStore(n) {
@@ -99,14 +125,27 @@ function values(n) {
 
 for (const n of SIZES) {
   const x = values(n);
+  // L2-size rows keep their buffers until the passes are over; at the large size only the
+  // dequantize rows wait for passes (sharing one output buffer per implementation), and the other
+  // rows are timed at once, each reusing the memory.
+  const big = n !== SIZES[0],
+    later = !big;
+  const fresh = (r) => {
+    if (!later) r.reset();
+  };
+  for (const r of Object.values(raws)) r.reset();
+  const shared = {
+    simd128: big ? raws.simd128.alloc(n * 4) : 0,
+    scalar: big ? raws.scalar.alloc(n * 4) : 0,
+    js: big ? new Float32Array(n) : null,
+  };
   // dequantize
   for (const t of OPS.has('dequantize') ? ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'f16', 'bf16'] : []) {
-    const q = simd.quantize(t, x);
+    const q = prep.quantize(t, x);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
-      r.reset();
       const qp = r.put(q),
-        yp = r.alloc(n * 4);
+        yp = big ? shared[impl] : r.alloc(n * 4);
       const f = r.x[`bq_${t}_dequantize`];
       record(
         'dequantize',
@@ -116,7 +155,7 @@ for (const n of SIZES) {
         measure(`${impl}dq${t}`, () => f(qp, yp, n)),
       );
     }
-    const y = new Float32Array(n);
+    const y = shared.js ?? new Float32Array(n);
     record(
       'dequantize',
       t,
@@ -125,13 +164,14 @@ for (const n of SIZES) {
       measure(`jsdq${t}`, () => jsDequantize[t](q, y)),
     );
     record('dequantize', t, 'ceiling', n, ceilingStore(n));
-    flush();
+    flush(true);
   }
+  if (big) runPasses();
   // quantize
   for (const t of OPS.has('quantize') ? ['q8_0', 'q8_1', 'q4_0', 'q5_1', 'f16'] : []) {
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
-      r.reset();
+      fresh(r);
       const xp = r.put(x),
         yp = r.alloc(byteLength(t, n));
       const f = r.x[`bq_${t}_quantize`];
@@ -143,15 +183,15 @@ for (const n of SIZES) {
         measure(`${impl}q${t}`, () => f(xp, yp, n)),
       );
     }
-    flush();
+    flush(later);
   }
   // dot (vec_dot pairs, and the fused f32 dots of two formats)
   for (const [t, a] of OPS.has('dot') ? [...PAIRS, ['q4_0', 'f32'], ['q8_0', 'f32']] : []) {
-    const w = simd.quantize(t, x);
-    const v = a === 'f32' ? x : simd.quantize(a, x);
+    const w = prep.quantize(t, x);
+    const v = a === 'f32' ? x : prep.quantize(a, x);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
-      r.reset();
+      fresh(r);
       const wp = r.put(w),
         vp = r.put(v),
         acc = r.zeroAcc();
@@ -165,17 +205,17 @@ for (const n of SIZES) {
       );
     }
     record('dot', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length + v.byteLength));
-    flush();
+    flush(later);
   }
   // matvec: rows of 4096 columns, activations quantized once (what llama.cpp does)
   const rows = n / COLS;
   const xv = x.subarray(0, COLS);
   for (const [t, a] of OPS.has('matvec') ? PAIRS : []) {
-    const w = simd.quantize(t, x);
-    const v = simd.quantize(a, xv);
+    const w = prep.quantize(t, x);
+    const v = prep.quantize(a, xv);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
-      r.reset();
+      fresh(r);
       const wp = r.put(w),
         vp = r.put(v),
         yp = r.alloc(rows * 4);
@@ -189,8 +229,9 @@ for (const n of SIZES) {
       );
     }
     record('matvec', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length));
-    flush();
+    flush(later);
   }
+  if (later) runPasses();
 }
 
 mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
