@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// make bench: kernel throughput, measured side by side in one process, warm (past V8's baseline
-// tier). Prints a table of ratios and writes bench/out/latest.json:
+// make bench: kernel throughput, measured side by side in one process pinned to one CPU (pin.js),
+// warm (past V8's baseline tier). Prints a table of ratios and writes bench/out/latest.json:
 // [{ op, type, impl, n, weightsPerNs }], impl in simd128 | scalar | js | ceiling.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { init, byteLength } from '../js/index.js';
 import { Raw } from '../tests/lib/raw.js';
 import { jsDequantize } from './js-dequant.js';
 import { syntheticWeights } from '../demo/sample.js';
+import { pinToQuietCpu } from './pin.js';
+
+await pinToQuietCpu(import.meta.url);
 
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
