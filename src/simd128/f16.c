@@ -19,10 +19,13 @@ BQ_DEQUANTIZE_PROTO(f16, __simd128) {
   const bq_k k = bq_consts();
   const uint8_t *p = x;
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const v128_t h = wasm_v128_load(p + 2 * i);
-    wasm_v128_store(y + i, bq_h2f_x4(&k, wasm_u32x4_extend_low_u16x8(h)));
-    wasm_v128_store(y + i + 4, bq_h2f_x4(&k, wasm_u32x4_extend_high_u16x8(h)));
+  for (; i + 16 <= n; i += 16) {
+    /* each half doubled into a u32 lane, so it is in the lane's top half */
+    const v128_t h0 = wasm_v128_load(p + 2 * i), h1 = wasm_v128_load(p + 2 * i + 16);
+    wasm_v128_store(y + i, bq_h2f_top(&k, wasm_i16x8_shuffle(h0, h0, 0, 0, 1, 1, 2, 2, 3, 3)));
+    wasm_v128_store(y + i + 4, bq_h2f_top(&k, wasm_i16x8_shuffle(h0, h0, 4, 4, 5, 5, 6, 6, 7, 7)));
+    wasm_v128_store(y + i + 8, bq_h2f_top(&k, wasm_i16x8_shuffle(h1, h1, 0, 0, 1, 1, 2, 2, 3, 3)));
+    wasm_v128_store(y + i + 12, bq_h2f_top(&k, wasm_i16x8_shuffle(h1, h1, 4, 4, 5, 5, 6, 6, 7, 7)));
   }
   for (; i < n; i++) y[i] = bq_fp16_to_fp32(bq_rd16(p + 2 * i));
   return BQ_OK;

@@ -51,30 +51,30 @@ static inline void bq_low_bytes_mul_add(v128_t s, v128_t d, v128_t m, v128_t w[4
 
 /* Vector constants (consts.c explains why they live in memory). */
 typedef struct {
-  uint32_t nib[4], b8[4], b16[4], magic[4], off16[4], magic16[4], lo16[4], em[4], sign16[4],
-      x112[4], inf32[4], e31[4], quiet[4], half[4], signbit[4], one[4], magic3[4], abs32[4],
-      rebias[4], r0fff[4], one32[4], x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4],
-      flip8[4], hi_nib[4];
+  uint32_t nib[4], b8[4], b16[4], magic[4], off16[4], magic16[4], lo16[4], hmask[4], hexp[4],
+      x112[4], inf32[4], hfill[4], half[4], signbit[4], one[4], magic3[4], abs32[4], rebias[4],
+      r0fff[4], one32[4], x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4], flip8[4],
+      hi_nib[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
 /* The constants as values; a kernel makes one of these at entry and passes it down by pointer to
  * inline helpers, which the compiler then reads as locals. */
 typedef struct {
-  v128_t nib, b8, b16, magic, off16, magic16, lo16, em, sign16, x112, inf32, e31, quiet, half,
-      signbit, one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16, max_finite16, h_inf,
-      h_nan, flip8, hi_nib;
+  v128_t nib, b8, b16, magic, off16, magic16, lo16, hmask, hexp, x112, inf32, hfill, half, signbit,
+      one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16, max_finite16, h_inf, h_nan,
+      flip8, hi_nib;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
 static inline bq_k bq_consts(void) {
-  const bq_k k = {BQ_LD(nib),    BQ_LD(b8),      BQ_LD(b16),          BQ_LD(magic),
-                  BQ_LD(off16),  BQ_LD(magic16), BQ_LD(lo16),         BQ_LD(em),
-                  BQ_LD(sign16), BQ_LD(x112),    BQ_LD(inf32),        BQ_LD(e31),
-                  BQ_LD(quiet),  BQ_LD(half),    BQ_LD(signbit),      BQ_LD(one),
-                  BQ_LD(magic3), BQ_LD(abs32),   BQ_LD(rebias),       BQ_LD(r0fff),
-                  BQ_LD(one32),  BQ_LD(x24),     BQ_LD(min_normal16), BQ_LD(max_finite16),
-                  BQ_LD(h_inf),  BQ_LD(h_nan),   BQ_LD(flip8),        BQ_LD(hi_nib)};
+  const bq_k k = {BQ_LD(nib),   BQ_LD(b8),           BQ_LD(b16),          BQ_LD(magic),
+                  BQ_LD(off16), BQ_LD(magic16),      BQ_LD(lo16),         BQ_LD(hmask),
+                  BQ_LD(hexp),  BQ_LD(x112),         BQ_LD(inf32),        BQ_LD(hfill),
+                  BQ_LD(half),  BQ_LD(signbit),      BQ_LD(one),          BQ_LD(magic3),
+                  BQ_LD(abs32), BQ_LD(rebias),       BQ_LD(r0fff),        BQ_LD(one32),
+                  BQ_LD(x24),   BQ_LD(min_normal16), BQ_LD(max_finite16), BQ_LD(h_inf),
+                  BQ_LD(h_nan), BQ_LD(flip8),        BQ_LD(hi_nib)};
   return k;
 }
 
@@ -95,18 +95,21 @@ static inline void bq_bytes_to_magic(const bq_k *k, v128_t v, v128_t w[4]) {
   w[3] = wasm_i16x8_shuffle(h, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
-/* binary16 bits in the low half of each u32 lane -> f32, exactly as bq_fp16_to_fp32. Placing the
- * 15 magnitude bits at bit 13 gives a float 2^-112 times the half (normal or subnormal), so one
- * exact multiply by 2^112 finishes it; exponent 31 (Inf, NaN) is rebuilt with bits instead. */
+/* binary16 bits in the top half of each u32 lane (the low half is ignored) -> f32, exactly as
+ * bq_fp16_to_fp32, the vector form of bq_h2f_scaled: an arithmetic shift by 3 and a mask place
+ * sign, exponent and mantissa (a float 2^-112 times the half, normal or subnormal), exponent 31 is
+ * made 255 by setting bits 28-30, and one multiply by 2^112 finishes it (exact; Inf stays Inf,
+ * a NaN keeps its payload and is quietened, as in the reference). */
+static inline v128_t bq_h2f_top(const bq_k *k, v128_t v) {
+  v128_t r = wasm_v128_and(wasm_i32x4_shr(v, 3), k->hmask);
+  const v128_t e31 = wasm_i32x4_eq(wasm_v128_and(r, k->hexp), k->hexp);
+  r = wasm_v128_or(r, wasm_u32x4_min(e31, k->hfill)); /* (not and: clang makes that a bitselect) */
+  return wasm_f32x4_mul(r, k->x112);
+}
+
+/* The same with the binary16 bits in the low half of each u32 lane. */
 static inline v128_t bq_h2f_x4(const bq_k *k, v128_t h) {
-  const v128_t em = wasm_v128_and(h, k->em);
-  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, k->sign16), 16);
-  const v128_t sh = wasm_i32x4_shl(em, 13);
-  const v128_t f = wasm_f32x4_mul(sh, k->x112);
-  const v128_t special =
-      wasm_v128_or(wasm_v128_or(sh, k->inf32), wasm_v128_and(wasm_i32x4_gt(em, k->e31), k->quiet));
-  const v128_t r = wasm_v128_bitselect(special, f, wasm_i32x4_ge(em, k->e31));
-  return wasm_v128_or(r, sign);
+  return bq_h2f_top(k, wasm_i32x4_shl(h, 16));
 }
 
 /* The same for one value, times scale (2^112 for the plain value; 2^(112 - k) gives the value
