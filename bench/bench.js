@@ -30,6 +30,7 @@ const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 25);
 // so that each row meets more than one phase.
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 10);
 const PASSES = Number(process.env.BENCH_PASSES ?? 5);
+const ROUNDS_PER_PASS = Math.ceil(SAMPLES / PASSES);
 /** BENCH_OPS=dequantize,matvec times only those ops (for quick runs while tuning). */
 const OPS = new Set((process.env.BENCH_OPS ?? 'dequantize,quantize,dot,matvec').split(','));
 
@@ -81,7 +82,10 @@ function finish(group) {
     results.push({ op: p.op, type: p.type, impl: p.impl, n: p.n, weightsPerNs: p.n / group.best[i] }),
   );
 }
-/** Ends a row: warms its kernels, then times it now, or later in passes when `later`. */
+/** Ends a row: warms its kernels and times it now; when `later`, its first pass is this one and
+ * the others follow in runPasses. (The first pass right after the warm-up also gives the JS
+ * baselines the state V8 compiles them into when they are called on their own, which is faster
+ * than the state they may settle in once every row's closure has run.) */
 function flush(later) {
   for (const p of pending) {
     if (warmed.has(p.key)) continue;
@@ -91,15 +95,13 @@ function flush(later) {
   }
   const group = { items: pending, best: pending.map(() => Infinity) };
   pending = [];
+  sample(group, later ? ROUNDS_PER_PASS : SAMPLES);
   if (later) deferred.push(group);
-  else {
-    sample(group, SAMPLES);
-    finish(group);
-  }
+  else finish(group);
 }
-/** Times the deferred rows: PASSES passes through all of them, SAMPLES rounds in all. */
+/** Times the deferred rows: the remaining passes through all of them. */
 function runPasses() {
-  for (let pass = 0; pass < PASSES; pass++) for (const g of deferred) sample(g, Math.ceil(SAMPLES / PASSES));
+  for (let pass = 1; pass < PASSES; pass++) for (const g of deferred) sample(g, ROUNDS_PER_PASS);
   deferred.forEach(finish);
   deferred.length = 0;
 }
