@@ -16,7 +16,7 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d28, v128_t m
 
 BQ_DEQUANTIZE_PROTO(q4_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 18, 0, -28, weights); /* d * 2^-28 */
+  bq_dequantize_blocks(x, y, n / QK, 18, BQ_D_SLOT, -28, weights); /* d * 2^-28 */
   return BQ_OK;
 }
 
@@ -43,7 +43,7 @@ BQ_DOT_PROTO(q4_0, q8_0, __simd128) {
 
 BQ_DOT_PROTO(q4_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 18, 0, -28, acc, weights);
+  bq_dot_f32_blocks(x, y, n / QK, 18, BQ_D_SLOT, -28, acc, weights);
   return BQ_OK;
 }
 

@@ -14,7 +14,7 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, 
 
 BQ_DEQUANTIZE_PROTO(q5_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 22, 0, 0, weights);
+  bq_dequantize_blocks(x, y, n / QK, 22, BQ_D_REG, 0, weights);
   return BQ_OK;
 }
 
@@ -41,7 +41,7 @@ BQ_DOT_PROTO(q5_0, q8_0, __simd128) {
 
 BQ_DOT_PROTO(q5_0, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 22, 0, 0, acc, weights);
+  bq_dot_f32_blocks(x, y, n / QK, 22, BQ_D_REG, 0, acc, weights);
   return BQ_OK;
 }
 

@@ -12,7 +12,7 @@ static inline void weights(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, 
 
 BQ_DEQUANTIZE_PROTO(q5_1, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 24, 1, 0, weights);
+  bq_dequantize_blocks(x, y, n / QK, 24, BQ_DM_SLOT, 0, weights);
   return BQ_OK;
 }
 
@@ -39,7 +39,7 @@ BQ_DOT_PROTO(q5_1, q8_1, __simd128) {
 
 BQ_DOT_PROTO(q5_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 24, 1, 0, acc, weights);
+  bq_dot_f32_blocks(x, y, n / QK, 24, BQ_DM_SLOT, 0, acc, weights);
   return BQ_OK;
 }
 

@@ -27,12 +27,12 @@ static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d24, v128_t 
 
 BQ_DOT_PROTO(q8_1, f32, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dot_f32_blocks(x, y, n / QK, 36, 0, BQ_Q8_DEXP, acc, dq_block);
+  bq_dot_f32_blocks(x, y, n / QK, 36, BQ_D_REG, BQ_Q8_DEXP, acc, dq_block);
   return BQ_OK;
 }
 
 BQ_DEQUANTIZE_PROTO(q8_1, __simd128) {
   if (n % QK) return BQ_EINVAL;
-  bq_dequantize_blocks(x, y, n / QK, 36, 0, BQ_Q8_DEXP, dq_block);
+  bq_dequantize_blocks(x, y, n / QK, 36, BQ_D_REG, BQ_Q8_DEXP, dq_block);
   return BQ_OK;
 }

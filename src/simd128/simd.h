@@ -132,14 +132,22 @@ float bq_h2f_scaled_slow(uint16_t h, float scale);
 static inline int bq_h_normal(uint16_t h) { return (h & 0x7C00u) - 0x400u < 0x7800u; }
 
 /* The bits of the float h times 2^e (-112 < e < 112), exact and equal to bq_h2f_scaled(h,
- * 2^(112 + e)). The half sign-extended and shifted left by 13 has sign, exponent and mantissa in
- * place (bits 28-30 get copies of the sign and are cleared); for a normal half, adding 112 + e to
- * the exponent field finishes it, in integer code alone. Zero, subnormals, Inf and NaN take the
- * out-of-line path. */
-static inline uint32_t bq_h2f_pow2_bits(uint16_t h, int e) {
-  const uint32_t b = ((uint32_t)(int32_t)(int16_t)h << 13) & 0x8FFFE000u;
+ * 2^(112 + e)); hs is h sign-extended (a signed 16-bit load). Shifted left by 13 it has sign,
+ * exponent and mantissa in place (bits 28-30 get copies of the sign and are cleared); for a
+ * normal half, adding 112 + e to the exponent field finishes it, in integer code alone. Zero,
+ * subnormals, Inf and NaN take the out-of-line path. */
+static inline uint32_t bq_h2f_pow2_bits(int32_t hs, int e) {
+  const uint16_t h = (uint16_t)hs;
+  const uint32_t b = ((uint32_t)hs << 13) & 0x8FFFE000u;
   if (__builtin_expect(bq_h_normal(h), 1)) return b + ((uint32_t)(112 + e) << 23);
   return bq_bits(bq_h2f_scaled_slow(h, bq_float((uint32_t)(127 + 112 + e) << 23)));
+}
+
+/* The 16-bit field at p, sign-extended. */
+static inline int32_t bq_rd16s(const uint8_t *p) {
+  int16_t v;
+  __builtin_memcpy(&v, p, 2);
+  return v;
 }
 
 /* f32 -> binary16 bits in the low half of each u32 lane, exactly as bq_fp32_to_fp16: integer
@@ -261,11 +269,11 @@ static inline void bq_dot4(const uint8_t *a, const uint8_t *b, size_t nb, size_t
 }
 
 /* A block decoder: the 32 weights of the block at p into w, given its scale d (times 2^dexp,
- * see bq_h2f_pow2) and, for Q4_1/Q5_1, its m, both splat. The scales are decoded in
- * integer code by the loops below, block by block. (Decoding the scales of 4 blocks as one vector
- * and spreading its lanes is slower: the decoders are bound by the vector units, while integer
- * code runs on otherwise idle ones. Decoding a run of scales in a pass of its own is slower too:
- * it no longer overlaps the vector work.) */
+ * see bq_h2f_pow2) and, for Q4_1/Q5_1, its m, both splat (see bq_block_scales). The scales are
+ * decoded in integer code by the loops below, block by block. (Decoding the scales of 4 blocks as
+ * one vector and spreading its lanes is slower: the decoders are bound by the vector units, while
+ * integer code runs on otherwise idle ones. Decoding a run of scales in a pass of its own is slower
+ * too: it no longer overlaps the vector work.) */
 typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, v128_t d, v128_t m, v128_t w[8]);
 
 /* Scale slots: the loops below store a block's scale bits through one pointer and load them
@@ -274,31 +282,35 @@ typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, v128_t d, v128_t
  * (Each instance of the module has its own memory, and a module runs one call at a time.) */
 extern uint32_t bq_scale_slot[2], *bq_scale_slot_alias; /* consts.c */
 
-/* d * 2^dexp (at offset 0) and, when has_m, m (at offset 2) of the block at p, splat. With two
- * scales per block (Q4_1, Q5_1) they go through the slots st/ld; a single one is faster moved
- * straight into a vector (measured both ways). */
-static inline void bq_block_scales(const bq_k *k, const uint8_t *p, int has_m, int dexp,
+/* How the loops below bring a block's scales into vectors: d alone, moved from an integer
+ * register and broadcast (BQ_D_REG); d alone through a slot (BQ_D_SLOT); d and m (at offset 2)
+ * through the slots (BQ_DM_SLOT). Which is faster depends on the decoder (measured for each
+ * format: the slots win for Q4_0, Q4_1 and Q5_1, lose 5% for Q8_0 and 1% for Q5_0). */
+enum { BQ_D_REG, BQ_D_SLOT, BQ_DM_SLOT };
+
+/* d * 2^dexp (at offset 0) and, for BQ_DM_SLOT, m (at offset 2) of the block at p, splat. */
+static inline void bq_block_scales(const bq_k *k, const uint8_t *p, int scales, int dexp,
                                    uint32_t *st, const uint32_t *ld, v128_t *d, v128_t *m) {
-  if (has_m) {
-    st[0] = bq_h2f_pow2_bits(bq_rd16(p), dexp);
-    st[1] = bq_h2f_pow2_bits(bq_rd16(p + 2), 0);
-    *d = wasm_v128_load32_splat(ld);
-    *m = wasm_v128_load32_splat(ld + 1);
-  } else {
-    *d = wasm_i32x4_splat((int32_t)bq_h2f_pow2_bits(bq_rd16(p), dexp));
-    *m = k->magic;
+  *m = k->magic;
+  if (scales == BQ_D_REG) {
+    *d = wasm_i32x4_splat((int32_t)bq_h2f_pow2_bits(bq_rd16s(p), dexp));
+    return;
   }
+  st[0] = bq_h2f_pow2_bits(bq_rd16s(p), dexp);
+  if (scales == BQ_DM_SLOT) st[1] = bq_h2f_pow2_bits(bq_rd16s(p + 2), 0);
+  *d = wasm_v128_load32_splat(ld);
+  if (scales == BQ_DM_SLOT) *m = wasm_v128_load32_splat(ld + 1);
 }
 
 /* Dequantize loop over nb blocks of bs bytes. */
-static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs, int has_m,
-                                        int dexp, bq_dq_block_fn block) {
+static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs,
+                                        int scales, int dexp, bq_dq_block_fn block) {
   const bq_k k = bq_consts();
   uint32_t *st = bq_scale_slot;
   const uint32_t *ld = bq_scale_slot_alias;
   for (size_t i = 0; i < nb; i++, p += bs, y += QK) {
     v128_t d, m, w[8];
-    bq_block_scales(&k, p, has_m, dexp, st, ld, &d, &m);
+    bq_block_scales(&k, p, scales, dexp, st, ld, &d, &m);
     block(&k, p, d, m, w);
     for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
   }
@@ -307,14 +319,14 @@ static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, s
 /* Fused dequantize-and-multiply: acc += the 32 products of each block, summed per lane in
  * bq_sum8's order. */
 static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb, size_t bs,
-                                     int has_m, int dexp, float *acc, bq_dq_block_fn block) {
+                                     int scales, int dexp, float *acc, bq_dq_block_fn block) {
   const bq_k k = bq_consts();
   uint32_t *st = bq_scale_slot;
   const uint32_t *ld = bq_scale_slot_alias;
   v128_t sum = wasm_v128_load(acc);
   for (size_t i = 0; i < nb; i++, a += bs, v += QK) {
     v128_t d, m, w[8];
-    bq_block_scales(&k, a, has_m, dexp, st, ld, &d, &m);
+    bq_block_scales(&k, a, scales, dexp, st, ld, &d, &m);
     block(&k, a, d, m, w);
     for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
     sum = wasm_f32x4_add(sum, bq_sum8(w));
