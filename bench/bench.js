@@ -1,15 +1,13 @@
 #!/usr/bin/env node
-// make bench: kernel throughput, measured side by side in one process pinned to one CPU (pin.js),
-// warm (past V8's baseline tier). Prints a table of ratios and writes bench/out/latest.json:
+// make bench: kernel throughput, measured side by side in one process kept on the least contended
+// CPU (pin.js), warm (past V8's baseline tier). Prints a table of ratios and writes bench/out/latest.json:
 // [{ op, type, impl, n, weightsPerNs }], impl in simd128 | scalar | js | ceiling.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { init, byteLength } from '../js/index.js';
 import { Raw } from '../tests/lib/raw.js';
 import { jsDequantize } from './js-dequant.js';
 import { syntheticWeights } from '../demo/sample.js';
-import { pinToQuietCpu } from './pin.js';
-
-await pinToQuietCpu(import.meta.url);
+import { repin, pinning } from './pin.js';
 
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
@@ -50,6 +48,12 @@ const measure = (key, fn) => ({ key, fn });
 
 /** The implementations of one (op, type, n), timed together. */
 let pending = [];
+/** Where each pass ran (pin.js). */
+const pins = [];
+function pinFor(what) {
+  const where = repin();
+  if (where) pins.push(`${what}: ${where}`);
+}
 /** Rows whose rounds are spread over passes: { items, best }. */
 const deferred = [];
 const results = [];
@@ -101,7 +105,10 @@ function flush(later) {
 }
 /** Times the deferred rows: the remaining passes through all of them. */
 function runPasses() {
-  for (let pass = 1; pass < PASSES; pass++) for (const g of deferred) sample(g, ROUNDS_PER_PASS);
+  for (let pass = 1; pass < PASSES; pass++) {
+    pinFor(`pass ${pass + 1}`);
+    for (const g of deferred) sample(g, ROUNDS_PER_PASS);
+  }
   deferred.forEach(finish);
   deferred.length = 0;
 }
@@ -139,6 +146,7 @@ for (const n of SIZES) {
     if (!later) r.reset();
   };
   for (const r of Object.values(raws)) r.reset();
+  pinFor(`${n} weights, pass 1`);
   const shared = {
     simd128: big ? raws.simd128.alloc(n * 4) : 0,
     scalar: big ? raws.scalar.alloc(n * 4) : 0,
@@ -171,7 +179,10 @@ for (const n of SIZES) {
     record('dequantize', t, 'ceiling', n, ceilingStore(n));
     flush(true);
   }
-  if (big) runPasses();
+  if (big) {
+    runPasses();
+    pinFor(`${n} weights, other rows`);
+  }
   // quantize
   for (const t of OPS.has('quantize') ? ['q8_0', 'q8_1', 'q4_0', 'q5_1', 'f16'] : []) {
     for (const impl of ['simd128', 'scalar']) {
@@ -263,6 +274,7 @@ for (const k of keys) {
   );
 }
 console.log(lines.join('\n'));
+console.log(`\n${pinning}${pins.length ? ':\n  ' + pins.join('\n  ') : ''}`);
 
 // The issue's targets, as ratios from this run.
 const L2 = SIZES[0],
