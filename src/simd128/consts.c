@@ -50,7 +50,7 @@ bq_const_table bq_simd_consts = {
 #define BQ_QH_E64(b) BQ_QH_E16(b), BQ_QH_E16((b) + 16), BQ_QH_E16((b) + 32), BQ_QH_E16((b) + 48)
 uint64_t bq_qh_spread[256] = {BQ_QH_E64(0), BQ_QH_E64(64), BQ_QH_E64(128), BQ_QH_E64(192)};
 
-/* Out of line so that the loops keep only the normal-scale path inline (see bq_h2f_pow2). */
+/* Out of line so that the loops keep only the normal-scale path inline (see bq_h2f_pow2_bits). */
 float bq_h2f_scaled_slow(uint16_t h, float scale) { return bq_h2f_scaled(h, scale); }
 
 uint32_t bq_scale_slot[2], *bq_scale_slot_alias = bq_scale_slot;

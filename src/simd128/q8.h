@@ -63,7 +63,7 @@ static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t
   return 1;
 }
 
-/* Q8 scales are decoded as d * 2^-24 (bq_h2f_pow2 with this exponent; exact, see there). */
+/* Q8 scales are decoded as d * 2^-24 (bq_h2f_pow2_bits with this exponent; exact, see there). */
 #define BQ_Q8_DEXP (-24)
 
 /* The 32 weights q * d of a Q8_0/Q8_1 block at p whose codes start at offset off, given

@@ -128,7 +128,7 @@ static inline float bq_h2f_fast(uint16_t h) { return bq_h2f_scaled(h, 0x1p112f);
 /* The out-of-line bq_h2f_scaled, for the rare scales the loops below do not take inline. */
 float bq_h2f_scaled_slow(uint16_t h, float scale);
 
-/* 1 if h has a normal exponent (1..30), for which bq_h2f_pow2 needs no multiply. */
+/* 1 if h has a normal exponent (1..30), for which bq_h2f_pow2_bits needs no multiply. */
 static inline int bq_h_normal(uint16_t h) { return (h & 0x7C00u) - 0x400u < 0x7800u; }
 
 /* The bits of the float h times 2^e (-112 < e < 112), exact and equal to bq_h2f_scaled(h,
@@ -269,7 +269,7 @@ static inline void bq_dot4(const uint8_t *a, const uint8_t *b, size_t nb, size_t
 }
 
 /* A block decoder: the 32 weights of the block at p into w, given its scale d (times 2^dexp,
- * see bq_h2f_pow2) and, for Q4_1/Q5_1, its m, both splat (see bq_block_scales). The scales are
+ * see bq_h2f_pow2_bits) and, for Q4_1/Q5_1, its m, both splat (see bq_block_scales). The scales are
  * decoded in integer code by the loops below, block by block. (Decoding the scales of 4 blocks as
  * one vector and spreading its lanes is slower: the decoders are bound by the vector units, while
  * integer code runs on otherwise idle ones. Decoding a run of scales in a pass of its own is slower
