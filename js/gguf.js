@@ -23,6 +23,22 @@ export const GGUFValueType = Object.freeze({
 const VT = GGUFValueType;
 /** Bytes of each fixed-size value type. */
 const SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8];
+/** The DataView accessor (get/set + this) of each numeric value type; BOOL, STRING, ARRAY have none. */
+const ACCESSOR = [
+  'Uint8',
+  'Int8',
+  'Uint16',
+  'Int16',
+  'Uint32',
+  'Int32',
+  'Float32',
+  '',
+  '',
+  '',
+  'BigUint64',
+  'BigInt64',
+  'Float64',
+];
 /** The typed array the reader returns for each numeric array item type (by value-type id). */
 const TYPED_ARRAYS = [
   Uint8Array,
@@ -171,44 +187,16 @@ class Reader {
    */
   value(type, field, v1, depth) {
     const at = this.pos;
+    if (ACCESSOR[type]) {
+      this.need(SIZE[type], field);
+      this.pos += SIZE[type];
+      return { value: /** @type {any} */ (this.dv)[`get${ACCESSOR[type]}`](at, this.le) };
+    }
     switch (type) {
-      case VT.UINT8:
-        return { value: this.u8(field) };
-      case VT.INT8:
-        this.need(1, field);
-        return { value: this.dv.getInt8(this.pos++) };
-      case VT.UINT16:
-        this.need(2, field);
-        this.pos += 2;
-        return { value: this.dv.getUint16(at, this.le) };
-      case VT.INT16:
-        this.need(2, field);
-        this.pos += 2;
-        return { value: this.dv.getInt16(at, this.le) };
-      case VT.UINT32:
-        return { value: this.u32(field) };
-      case VT.INT32:
-        this.need(4, field);
-        this.pos += 4;
-        return { value: this.dv.getInt32(at, this.le) };
-      case VT.FLOAT32:
-        this.need(4, field);
-        this.pos += 4;
-        return { value: this.dv.getFloat32(at, this.le) };
       case VT.BOOL:
         return { value: this.u8(field) !== 0 };
       case VT.STRING:
         return { value: this.string(field, v1) };
-      case VT.UINT64:
-        return { value: this.u64(field) };
-      case VT.INT64:
-        this.need(8, field);
-        this.pos += 8;
-        return { value: this.dv.getBigInt64(at, this.le) };
-      case VT.FLOAT64:
-        this.need(8, field);
-        this.pos += 8;
-        return { value: this.dv.getFloat64(at, this.le) };
       case VT.ARRAY: {
         const itemType = this.u32(`${field} item type`);
         if (itemType > 12)
@@ -771,32 +759,16 @@ class Writer {
    * @param {string} key
    */
   value(type, v, itemType, key) {
-    const num = /** @type {number} */ (v);
+    if (typeof type === 'number' && ACCESSOR[type]) {
+      const big = type === VT.UINT64 || type === VT.INT64;
+      const x = big ? BigInt(/** @type {any} */ (v)) : /** @type {number} */ (v);
+      return this.fixed((d) => /** @type {any} */ (d)[`set${ACCESSOR[type]}`](0, x, true), SIZE[type]);
+    }
     switch (type) {
-      case VT.UINT8:
-        return this.fixed((d) => d.setUint8(0, num), 1);
-      case VT.INT8:
-        return this.fixed((d) => d.setInt8(0, num), 1);
-      case VT.UINT16:
-        return this.fixed((d) => d.setUint16(0, num, true), 2);
-      case VT.INT16:
-        return this.fixed((d) => d.setInt16(0, num, true), 2);
-      case VT.UINT32:
-        return this.fixed((d) => d.setUint32(0, num, true), 4);
-      case VT.INT32:
-        return this.fixed((d) => d.setInt32(0, num, true), 4);
-      case VT.FLOAT32:
-        return this.fixed((d) => d.setFloat32(0, num, true), 4);
       case VT.BOOL:
         return this.fixed((d) => d.setUint8(0, v ? 1 : 0), 1);
       case VT.STRING:
         return this.string(String(v));
-      case VT.UINT64:
-        return this.fixed((d) => d.setBigUint64(0, BigInt(/** @type {any} */ (v)), true), 8);
-      case VT.INT64:
-        return this.fixed((d) => d.setBigInt64(0, BigInt(/** @type {any} */ (v)), true), 8);
-      case VT.FLOAT64:
-        return this.fixed((d) => d.setFloat64(0, num, true), 8);
       case VT.ARRAY: {
         if (itemType === undefined || itemType < 0 || itemType > 12)
           throw new TypeError(`${key}: an ARRAY value needs an itemType`);
