@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// make demo (until the demo page exists): quantize a bundled synthetic tensor to each format through
-// the public API and print bits per weight, RMSE, max |error| and SNR, and which build ran.
+// make demo, the terminal part: quantize a bundled synthetic tensor to each format through the
+// public API and print bits per weight, RMSE, max |error| and SNR, and which build ran.
 import { init, typeInfo } from '../js/index.js';
+import { errorSummary } from './metrics.js';
 import { syntheticWeights } from './sample.js';
 
 const rows = 256,
@@ -9,27 +10,14 @@ const rows = 256,
 const w = syntheticWeights(rows, cols, 42);
 const bq = await init();
 
-let signal = 0;
-for (const v of w) signal += v * v;
-
 console.log(`blockquant demo: a synthetic ${rows}x${cols} weight tensor (heavy tails, outlier channels)`);
 console.log(`build: ${bq.backend}\n`);
 console.log('format  bits/weight   RMSE        max |error|   SNR (dB)   worst block RMSE');
 for (const type of ['q8_0', 'q5_1', 'q5_0', 'q4_1', 'q4_0', 'bf16', 'f16']) {
   const { blockSize, typeSize } = typeInfo(type);
   const q = bq.quantize(type, w);
-  const back = bq.dequantize(type, q);
-  let se = 0,
-    maxAbs = 0;
-  for (let i = 0; i < w.length; i++) {
-    const e = w[i] - back[i];
-    se += e * e;
-    maxAbs = Math.max(maxAbs, Math.abs(e));
-  }
-  const stats = bq.blockStats(type, w);
-  const worst = stats.rmse.reduce((a, b) => Math.max(a, b), 0);
-  const rmse = Math.sqrt(se / w.length);
-  const snr = 10 * Math.log10(signal / se);
+  const { rmse, maxAbs, snr } = errorSummary(w, bq.dequantize(type, q));
+  const worst = bq.blockStats(type, w).rmse.reduce((a, b) => Math.max(a, b), 0);
   console.log(
     `${type.padEnd(6)}  ${((typeSize * 8) / blockSize).toFixed(2).padStart(11)}   ${rmse.toExponential(3)}   ${maxAbs.toExponential(3)}     ${snr.toFixed(2).padStart(7)}    ${worst.toExponential(3)}`,
   );
