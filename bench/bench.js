@@ -140,10 +140,9 @@ for (const n of SIZES) {
   // L2-size rows keep their buffers until the passes are over; at the large size only the
   // dequantize rows wait for passes (sharing one output buffer per implementation), and the other
   // rows are timed at once, each reusing the memory.
-  const big = n !== SIZES[0],
-    later = !big;
+  const big = n !== SIZES[0];
   const fresh = (r) => {
-    if (!later) r.reset();
+    if (big) r.reset();
   };
   for (const r of Object.values(raws)) r.reset();
   pinFor(`${n} weights, pass 1`);
@@ -199,7 +198,7 @@ for (const n of SIZES) {
         measure(`${impl}q${t}`, () => f(xp, yp, n)),
       );
     }
-    flush(later);
+    flush(!big);
   }
   // dot (vec_dot pairs, and the fused f32 dots of two formats)
   for (const [t, a] of OPS.has('dot') ? [...PAIRS, ['q4_0', 'f32'], ['q8_0', 'f32']] : []) {
@@ -221,7 +220,7 @@ for (const n of SIZES) {
       );
     }
     record('dot', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length + v.byteLength));
-    flush(later);
+    flush(!big);
   }
   // matvec: rows of 4096 columns, activations quantized once (what llama.cpp does)
   const rows = n / COLS;
@@ -245,9 +244,9 @@ for (const n of SIZES) {
       );
     }
     record('matvec', `${t}.${a}`, 'ceiling', n, ceilingLoad(w.length));
-    flush(later);
+    flush(!big);
   }
-  if (later) runPasses();
+  if (!big) runPasses();
 }
 
 mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
