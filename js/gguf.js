@@ -23,22 +23,6 @@ export const GGUFValueType = Object.freeze({
 const VT = GGUFValueType;
 /** Bytes of each fixed-size value type. */
 const SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8];
-/** The DataView accessor (get/set + this) of each numeric value type; BOOL, STRING, ARRAY have none. */
-const ACCESSOR = [
-  'Uint8',
-  'Int8',
-  'Uint16',
-  'Int16',
-  'Uint32',
-  'Int32',
-  'Float32',
-  '',
-  '',
-  '',
-  'BigUint64',
-  'BigInt64',
-  'Float64',
-];
 /** The typed array the reader returns for each numeric array item type (by value-type id). */
 const TYPED_ARRAYS = [
   Uint8Array,
@@ -55,6 +39,8 @@ const TYPED_ARRAYS = [
   BigInt64Array,
   Float64Array,
 ];
+/** The DataView accessor (get/set + this) of each numeric value type, from its typed array's name. */
+const ACCESSOR = TYPED_ARRAYS.map((C) => (C ? C.name.slice(0, -'Array'.length) : ''));
 const MAX_ITEMS = 2 ** 30; // ggml's cap on string bytes and array items
 const MAX_NAME = 64; // ggml refuses tensor names of 64 bytes or more
 const MAX_DIMS = 4;
