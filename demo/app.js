@@ -1,41 +1,8 @@
 // The demo page's main thread: UI only. Files are opened and analysed in worker.js.
 
-import { halfToFloat } from './metrics.js';
+import { FIELDS, blockCodes, blockQh, halfToFloat } from './metrics.js';
 
 const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
-/** Each format's block fields: [name, byte offset, byte length]. */
-const FIELDS = {
-  q4_0: [
-    ['d', 0, 2],
-    ['qs', 2, 16],
-  ],
-  q4_1: [
-    ['d', 0, 2],
-    ['m', 2, 2],
-    ['qs', 4, 16],
-  ],
-  q5_0: [
-    ['d', 0, 2],
-    ['qh', 2, 4],
-    ['qs', 6, 16],
-  ],
-  q5_1: [
-    ['d', 0, 2],
-    ['m', 2, 2],
-    ['qh', 4, 4],
-    ['qs', 8, 16],
-  ],
-  q8_0: [
-    ['d', 0, 2],
-    ['qs', 2, 32],
-  ],
-  q8_1: [
-    ['d', 0, 2],
-    ['s', 2, 2],
-    ['qs', 4, 32],
-  ],
-};
-
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
@@ -533,15 +500,8 @@ function renderInspector(r) {
   const d = halfToFloat(get16(0));
   const m = fields.some(([n]) => n === 'm') ? halfToFloat(get16(2)) : null;
   const s = r.format === 'q8_1' ? halfToFloat(get16(2)) : null;
-  const qhF = fields.find(([n]) => n === 'qh');
-  const qh = qhF ? (b[qhF[1]] | (b[qhF[1] + 1] << 8) | (b[qhF[1] + 2] << 16) | (b[qhF[1] + 3] << 24)) >>> 0 : 0;
-  const qsOff = fields.find(([n]) => n === 'qs')[1];
-  const eight = r.format.startsWith('q8');
-  const codes = Array.from({ length: 32 }, (_, j) => {
-    if (eight) return (b[qsOff + j] << 24) >> 24;
-    const nib = j < 16 ? b[qsOff + j] & 15 : b[qsOff + j - 16] >> 4;
-    return nib | (qhF ? ((qh >>> j) & 1) << 4 : 0);
-  });
+  const qh = blockQh(r.format, b);
+  const codes = blockCodes(r.format, b);
   const fieldOf = (i) => fields.find(([, o, n]) => i >= o && i < o + n)[0];
   const formula = {
     q4_0: `x = (q - 8) · d = (q - 8) · ${d}`,
@@ -570,7 +530,9 @@ function renderInspector(r) {
       el('dd', { 'data-testid': 'block-d', text: `0x${hex(b[1])}${hex(b[0])} = ${d}` }),
       ...(m !== null ? [el('dt', { text: 'm' }), el('dd', { text: `0x${hex(b[3])}${hex(b[2])} = ${m}` })] : []),
       ...(s !== null ? [el('dt', { text: 's' }), el('dd', { text: `0x${hex(b[3])}${hex(b[2])} = ${s}` })] : []),
-      ...(qhF ? [el('dt', { text: 'qh (bit 31 … bit 0)' }), el('dd', { text: qh.toString(2).padStart(32, '0') })] : []),
+      ...(qh !== null
+        ? [el('dt', { text: 'qh (bit 31 … bit 0)' }), el('dd', { text: qh.toString(2).padStart(32, '0') })]
+        : []),
     ),
     el('div', {
       class: 'formula',

@@ -61,3 +61,72 @@ export function halfToFloat(h) {
     f = h & 1023;
   return e === 31 ? (f ? NaN : s * Infinity) : e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
 }
+
+/** Each format's block fields: [name, byte offset, byte length]. */
+export const FIELDS = {
+  q4_0: [
+    ['d', 0, 2],
+    ['qs', 2, 16],
+  ],
+  q4_1: [
+    ['d', 0, 2],
+    ['m', 2, 2],
+    ['qs', 4, 16],
+  ],
+  q5_0: [
+    ['d', 0, 2],
+    ['qh', 2, 4],
+    ['qs', 6, 16],
+  ],
+  q5_1: [
+    ['d', 0, 2],
+    ['m', 2, 2],
+    ['qh', 4, 4],
+    ['qs', 8, 16],
+  ],
+  q8_0: [
+    ['d', 0, 2],
+    ['qs', 2, 32],
+  ],
+  q8_1: [
+    ['d', 0, 2],
+    ['s', 2, 2],
+    ['qs', 4, 32],
+  ],
+};
+
+/**
+ * The 32 codes of the block of `format` at byte o of b, into out (returned): signed bytes for Q8,
+ * else nibbles (elements 0-15 low, 16-31 high) with bit j of qh as bit 4 for Q5.
+ * @param {string} format
+ * @param {Uint8Array} b
+ * @param {number} o
+ * @param {number[] | Int32Array} out
+ */
+export function blockCodes(format, b, o = 0, out = new Array(32)) {
+  const qs = o + FIELDS[format].find(([n]) => n === 'qs')[1];
+  if (format.startsWith('q8')) {
+    for (let j = 0; j < 32; j++) out[j] = (b[qs + j] << 24) >> 24;
+    return out;
+  }
+  const qh = blockQh(format, b, o) ?? 0;
+  for (let j = 0; j < 16; j++) {
+    out[j] = (b[qs + j] & 15) | (((qh >>> j) & 1) << 4);
+    out[j + 16] = (b[qs + j] >> 4) | (((qh >>> (j + 16)) & 1) << 4);
+  }
+  return out;
+}
+
+/**
+ * The qh word (the 5th bits, bit j for element j) of the Q5 block at byte o of b; null for formats
+ * without one.
+ * @param {string} format
+ * @param {Uint8Array} b
+ * @param {number} o
+ */
+export function blockQh(format, b, o = 0) {
+  const f = FIELDS[format].find(([n]) => n === 'qh');
+  if (!f) return null;
+  const h = o + f[1];
+  return (b[h] | (b[h + 1] << 8) | (b[h + 2] << 16) | (b[h + 3] << 24)) >>> 0;
+}

@@ -1,7 +1,7 @@
 // The demo's worker: opens GGUF files and does every heavy computation, through the public API
 // (js/index.js) only. Messages: { id, op, ... } -> { id, ok, result } or { id, ok: false, error }.
 import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
-import { errorSummary, halfToFloat, histogram } from './metrics.js';
+import { blockCodes, errorSummary, halfToFloat, histogram } from './metrics.js';
 
 const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
@@ -121,37 +121,14 @@ function tensor(name) {
 
 /** Counts of each code value (0..15, 0..31, or -128..127 shifted to 0..255). */
 function codeHistogram(type, bytes, nb, ts) {
-  const five = type === GGMLType.Q5_0 || type === GGMLType.Q5_1;
-  const eight = type === GGMLType.Q8_0 || type === GGMLType.Q8_1;
+  const name = typeInfo(type).name;
+  const eight = name.startsWith('q8'),
+    five = name.startsWith('q5');
   const counts = new Array(eight ? 256 : five ? 32 : 16).fill(0);
-  const qsOff = {
-    [GGMLType.Q4_0]: 2,
-    [GGMLType.Q4_1]: 4,
-    [GGMLType.Q5_0]: 6,
-    [GGMLType.Q5_1]: 8,
-    [GGMLType.Q8_0]: 2,
-    [GGMLType.Q8_1]: 4,
-  }[type];
-  const qhOff = type === GGMLType.Q5_0 ? 2 : 4;
-  for (let b = 0; b < nb; b++) {
-    const o = b * ts;
-    if (eight) {
-      for (let j = 0; j < 32; j++) counts[(bytes[o + qsOff + j] + 128) & 255]++;
-      continue;
-    }
-    const qh = five
-      ? (bytes[o + qhOff] |
-          (bytes[o + qhOff + 1] << 8) |
-          (bytes[o + qhOff + 2] << 16) |
-          (bytes[o + qhOff + 3] << 24)) >>>
-        0
-      : 0;
-    for (let j = 0; j < 32; j++) {
-      const nib = j < 16 ? bytes[o + qsOff + j] & 15 : bytes[o + qsOff + j - 16] >> 4;
-      counts[nib | (five ? ((qh >>> j) & 1) << 4 : 0)]++;
-    }
-  }
-  return { counts, offset: eight ? -128 : 0 };
+  const offset = eight ? -128 : 0;
+  const codes = new Int32Array(32);
+  for (let b = 0; b < nb; b++) for (const c of blockCodes(name, bytes, b * ts, codes)) counts[c - offset]++;
+  return { counts, offset };
 }
 
 /** @param {unknown} v */
