@@ -25,10 +25,15 @@ const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 25);
 // tens of ms to several seconds, vector code more than scalar code), so each implementation is
 // sampled in many short rounds and keeps its best, and the rounds of a row are spread over several
 // passes through all the rows (all rows at the L2 size, the dequantize rows at the large size),
-// so that each row meets more than one phase.
+// so that each row meets more than one phase. The memory-bound dequantize rows at the large size
+// meet the phases most (both the kernel and the ceiling wait on memory that other tenants share),
+// so they get three times the rounds, over twice the passes.
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 10);
 const PASSES = Number(process.env.BENCH_PASSES ?? 5);
-const ROUNDS_PER_PASS = Math.ceil(SAMPLES / PASSES);
+const BIG_SAMPLES = Number(process.env.BENCH_BIG_SAMPLES ?? 3 * SAMPLES);
+const BIG_PASSES = Number(process.env.BENCH_BIG_PASSES ?? 2 * PASSES);
+/** The deferred rows of the size being timed: how many passes, and rounds in each. */
+let plan = { passes: PASSES, perPass: Math.ceil(SAMPLES / PASSES) };
 /** BENCH_OPS=dequantize,matvec times only those ops (for quick runs while tuning). */
 const OPS = new Set((process.env.BENCH_OPS ?? 'dequantize,quantize,dot,matvec').split(','));
 
@@ -99,15 +104,15 @@ function flush(later) {
   }
   const group = { items: pending, best: pending.map(() => Infinity) };
   pending = [];
-  sample(group, later ? ROUNDS_PER_PASS : SAMPLES);
+  sample(group, later ? plan.perPass : SAMPLES);
   if (later) deferred.push(group);
   else finish(group);
 }
 /** Times the deferred rows: the remaining passes through all of them. */
 function runPasses() {
-  for (let pass = 1; pass < PASSES; pass++) {
+  for (let pass = 1; pass < plan.passes; pass++) {
     pinFor(`pass ${pass + 1}`);
-    for (const g of deferred) sample(g, ROUNDS_PER_PASS);
+    for (const g of deferred) sample(g, plan.perPass);
   }
   deferred.forEach(finish);
   deferred.length = 0;
@@ -141,6 +146,9 @@ for (const n of SIZES) {
   // dequantize rows wait for passes (sharing one output buffer per implementation), and the other
   // rows are timed at once, each reusing the memory.
   const big = n !== SIZES[0];
+  plan = big
+    ? { passes: BIG_PASSES, perPass: Math.ceil(BIG_SAMPLES / BIG_PASSES) }
+    : { passes: PASSES, perPass: Math.ceil(SAMPLES / PASSES) };
   const fresh = (r) => {
     if (big) r.reset();
   };
