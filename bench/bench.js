@@ -32,8 +32,12 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 10);
 const PASSES = Number(process.env.BENCH_PASSES ?? 5);
 const BIG_SAMPLES = Number(process.env.BENCH_BIG_SAMPLES ?? 3 * SAMPLES);
 const BIG_PASSES = Number(process.env.BENCH_BIG_PASSES ?? 2 * PASSES);
-/** The deferred rows of the size being timed: how many passes, and rounds in each. */
-let plan = { passes: PASSES, perPass: Math.ceil(SAMPLES / PASSES) };
+/** How the deferred rows of a size are timed: how many passes, and rounds in each. */
+const planOf = (samples, passes) => ({ passes, perPass: Math.ceil(samples / passes) });
+const L2_PLAN = planOf(SAMPLES, PASSES),
+  BIG_PLAN = planOf(BIG_SAMPLES, BIG_PASSES);
+/** The plan of the size being timed. */
+let plan = L2_PLAN;
 /** BENCH_OPS=dequantize,matvec times only those ops (for quick runs while tuning). */
 const OPS = new Set((process.env.BENCH_OPS ?? 'dequantize,quantize,dot,matvec').split(','));
 
@@ -146,9 +150,7 @@ for (const n of SIZES) {
   // dequantize rows wait for passes (sharing one output buffer per implementation), and the other
   // rows are timed at once, each reusing the memory.
   const big = n !== SIZES[0];
-  plan = big
-    ? { passes: BIG_PASSES, perPass: Math.ceil(BIG_SAMPLES / BIG_PASSES) }
-    : { passes: PASSES, perPass: Math.ceil(SAMPLES / PASSES) };
+  plan = big ? BIG_PLAN : L2_PLAN;
   const fresh = (r) => {
     if (big) r.reset();
   };

@@ -55,7 +55,7 @@ if (fixed !== undefined && !moveTo(fixed)) throw new Error(`BENCH_CPU=${fixed}: 
  */
 export function repin() {
   if (fixed !== undefined || !usable) return undefined;
-  let t0 = performance.now();
+  const t0 = performance.now();
   while (performance.now() - t0 < 50) probeKernel(qp, yp, N); // warm (past V8's baseline tier)
   const speeds = [];
   for (let c = 0; c < cpus; c++) speeds.push(moveTo(c) ? probe() : 0);
