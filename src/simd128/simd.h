@@ -150,6 +150,27 @@ static inline int32_t bq_rd16s(const uint8_t *p) {
   return v;
 }
 
+/* The bits of d * 2^e and of m (as bq_h2f_pow2_bits) into st[0] and st[1], for a block that
+ * starts with the halves d and m: one 32-bit load, and one test that both exponents are normal.
+ * In each 16-bit field of ex (bit 15 clear), ex | 0x8000 minus 0x400 keeps bit 15 unless the
+ * exponent is 0, and ex + 0x400 sets it only for exponent 31; neither borrows or carries into the
+ * other field. Otherwise each half takes bq_h2f_pow2_bits. (Against two separate decodes, with
+ * the two-block loop below, on a Zen 3 VM whose speed changes with its neighbours' load: Q4_1
+ * the same in its fast phases, 7% faster in its slow ones.) */
+static inline void bq_dm_pow2_bits(const uint8_t *p, int e, uint32_t *st) {
+  uint32_t x;
+  __builtin_memcpy(&x, p, 4);
+  const uint32_t ex = x & 0x7C007C00u;
+  const uint32_t nonzero = (ex | 0x80008000u) - 0x04000400u, inf_nan = ex + 0x04000400u;
+  if (__builtin_expect((nonzero & ~inf_nan & 0x80008000u) == 0x80008000u, 1)) {
+    st[0] = ((uint32_t)((int32_t)(x << 16) >> 3) & 0x8FFFE000u) + ((uint32_t)(112 + e) << 23);
+    st[1] = ((uint32_t)((int32_t)x >> 3) & 0x8FFFE000u) + (112u << 23);
+    return;
+  }
+  st[0] = bq_h2f_pow2_bits(bq_rd16s(p), e);
+  st[1] = bq_h2f_pow2_bits(bq_rd16s(p + 2), 0);
+}
+
 /* f32 -> binary16 bits in the low half of each u32 lane, exactly as bq_fp32_to_fp16: integer
  * rounding for normal halves, and for subnormal ones |f| * 2^24 (exact) rounded to nearest even
  * by f32x4.nearest, then turned into integer bits with the magic 2^23 (it is at most 1024). */
@@ -296,24 +317,38 @@ static inline void bq_block_scales(const bq_k *k, const uint8_t *p, int scales, 
     *d = wasm_i32x4_splat((int32_t)bq_h2f_pow2_bits(bq_rd16s(p), dexp));
     return;
   }
-  st[0] = bq_h2f_pow2_bits(bq_rd16s(p), dexp);
-  if (scales == BQ_DM_SLOT) st[1] = bq_h2f_pow2_bits(bq_rd16s(p + 2), 0);
+  if (scales == BQ_DM_SLOT)
+    bq_dm_pow2_bits(p, dexp, st);
+  else
+    st[0] = bq_h2f_pow2_bits(bq_rd16s(p), dexp);
   *d = wasm_v128_load32_splat(ld);
   if (scales == BQ_DM_SLOT) *m = wasm_v128_load32_splat(ld + 1);
 }
 
-/* Dequantize loop over nb blocks of bs bytes. */
+/* One block of bq_dequantize_blocks. */
+static inline void bq_dequantize_block(const bq_k *k, const uint8_t *p, float *y, int scales,
+                                       int dexp, uint32_t *st, const uint32_t *ld,
+                                       bq_dq_block_fn block) {
+  v128_t d, m, w[8];
+  bq_block_scales(k, p, scales, dexp, st, ld, &d, &m);
+  block(k, p, d, m, w);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
+/* Dequantize loop over nb blocks of bs bytes, two blocks per iteration: V8 puts a stack check
+ * and the loop's bookkeeping, about 9 instructions, on every back edge. (Against one block per
+ * iteration, paired rounds on a Zen 3 host: 2-9% faster at 64K weights for the five formats.) */
 static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs,
                                         int scales, int dexp, bq_dq_block_fn block) {
   const bq_k k = bq_consts();
   uint32_t *st = bq_scale_slot;
   const uint32_t *ld = bq_scale_slot_alias;
-  for (size_t i = 0; i < nb; i++, p += bs, y += QK) {
-    v128_t d, m, w[8];
-    bq_block_scales(&k, p, scales, dexp, st, ld, &d, &m);
-    block(&k, p, d, m, w);
-    for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+  size_t i = 0;
+  for (; i + 2 <= nb; i += 2, p += 2 * bs, y += 2 * QK) {
+    bq_dequantize_block(&k, p, y, scales, dexp, st, ld, block);
+    bq_dequantize_block(&k, p + bs, y + QK, scales, dexp, st, ld, block);
   }
+  if (i < nb) bq_dequantize_block(&k, p, y, scales, dexp, st, ld, block);
 }
 
 /* Fused dequantize-and-multiply: acc += the 32 products of each block, summed per lane in
