@@ -36,6 +36,7 @@ bq_const_table bq_simd_consts = {
     .h_nan = S4(0x7E00),
     .flip8 = B16(0x88), /* bit 3 of both nibbles */
     .hi_nib = B16(0xF0),
+    .nib16 = S4(0x000F000F), /* the low nibble of each u16 lane */
 };
 
 /* For each byte value b, 8 bytes whose byte i is 0x10 when bit i of b is set: the 5th bits of 8 Q5

@@ -5,14 +5,20 @@
 #include "simd.h"
 
 /* One matvec call's activations, prepared once for all rows: the int8 codes widened to int16 (so a
- * row's inner loop loads them instead of widening them again) and d, s as floats. Static: the
+ * row's inner loop loads them instead of widening them again), for Q4 rows in the order their
+ * nibbles come out of u16 lanes and with each block's code sum (so Q4_0 subtracts 8 * sum once per
+ * block instead of 8 from every weight), and d, s as floats. Static: the
  * module is single-threaded and no kernel allocates. Rows longer than this use plain dots. */
 #define BQ_PREP_MAX_BLOCKS 4096 /* 131072 columns */
 static int16_t prep_q[(BQ_PREP_MAX_BLOCKS + 4) * QK] __attribute__((aligned(16)));
 static float prep_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 static float prep_s[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static int32_t prep_sum[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 
-int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_prep *out) {
+/* Where element j of a block goes in BQ_PREP_NIBBLES order (see simd.h). */
+static size_t nibble_slot(size_t j) { return (j & 16) + ((j & 1) << 3) + ((j & 15) >> 1); }
+
+int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int order, bq_prep *out) {
   if (nb > BQ_PREP_MAX_BLOCKS) return 0;
   const bq_k k = bq_consts();
   size_t i = 0;
@@ -21,27 +27,50 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_prep
     const v128_t ds = bq_load_u32x4(x, bs);
     wasm_v128_store(prep_d + i, bq_h2f_x4(&k, wasm_v128_and(ds, k.lo16)));
     wasm_v128_store(prep_s + i, bq_h2f_x4(&k, wasm_u32x4_shr(ds, 16)));
+    v128_t sums[4];
     for (int b = 0; b < 4; b++) {
       const v128_t q0 = wasm_v128_load(x + b * bs + qs_off),
                    q1 = wasm_v128_load(x + b * bs + qs_off + 16);
       int16_t *o = prep_q + (i + b) * QK;
-      wasm_v128_store(o, wasm_i16x8_extend_low_i8x16(q0));
-      wasm_v128_store(o + 8, wasm_i16x8_extend_high_i8x16(q0));
-      wasm_v128_store(o + 16, wasm_i16x8_extend_low_i8x16(q1));
-      wasm_v128_store(o + 24, wasm_i16x8_extend_high_i8x16(q1));
+      if (order == BQ_PREP_NIBBLES) {
+        /* Even and odd bytes of each half, sign-extended within u16 lanes. */
+        const v128_t e0 = wasm_i16x8_shr(wasm_i16x8_shl(q0, 8), 8), o0 = wasm_i16x8_shr(q0, 8);
+        const v128_t e1 = wasm_i16x8_shr(wasm_i16x8_shl(q1, 8), 8), o1 = wasm_i16x8_shr(q1, 8);
+        wasm_v128_store(o, e0);
+        wasm_v128_store(o + 8, o0);
+        wasm_v128_store(o + 16, e1);
+        wasm_v128_store(o + 24, o1);
+        /* |sum| <= 4 * 128 in each i16 lane */
+        const v128_t s16 = wasm_i16x8_add(wasm_i16x8_add(e0, o0), wasm_i16x8_add(e1, o1));
+        sums[b] = wasm_i32x4_dot_i16x8(s16, wasm_i16x8_splat(1));
+      } else {
+        wasm_v128_store(o, wasm_i16x8_extend_low_i8x16(q0));
+        wasm_v128_store(o + 8, wasm_i16x8_extend_high_i8x16(q0));
+        wasm_v128_store(o + 16, wasm_i16x8_extend_low_i8x16(q1));
+        wasm_v128_store(o + 24, wasm_i16x8_extend_high_i8x16(q1));
+      }
     }
+    if (order == BQ_PREP_NIBBLES)
+      wasm_v128_store(prep_sum + i, bq_hsum4_i32(sums[0], sums[1], sums[2], sums[3]));
   }
   for (; i < nb; i++, x += bs) {
     prep_d[i] = bq_h2f_fast(bq_rd16(x));
     prep_s[i] = bq_h2f_fast(bq_rd16(x + 2));
-    for (int j = 0; j < QK; j++) prep_q[i * QK + j] = (int8_t)x[qs_off + j];
+    int32_t sum = 0;
+    for (size_t j = 0; j < QK; j++) {
+      prep_q[i * QK + (order == BQ_PREP_NIBBLES ? nibble_slot(j) : j)] = (int8_t)x[qs_off + j];
+      sum += (int8_t)x[qs_off + j];
+    }
+    prep_sum[i] = sum;
   }
   /* Zero blocks up to the next group of 4, for the padded last group of each row. */
   for (size_t j = nb; j < ((nb + 3) & ~(size_t)3); j++) {
     prep_d[j] = prep_s[j] = 0.0f;
+    prep_sum[j] = 0;
     memset(prep_q + j * QK, 0, QK * sizeof(int16_t));
   }
   out->q = prep_q;
+  out->sum = prep_sum;
   out->d = prep_d;
   out->s = prep_s;
   out->nb = nb;

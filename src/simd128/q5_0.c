@@ -60,7 +60,8 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
 }
 
 BQ_MATVEC_PROTO(q5_0, q8_0, __simd128) {
-  return bq_matvec_prepared(w, rows, cols, x, y, 22, 34, 2, pstep4, bq_q5_0_dot_q8_0__simd128);
+  return bq_matvec_prepared(w, rows, cols, x, y, 22, 34, 2, BQ_PREP_PLAIN, pstep4,
+                            bq_q5_0_dot_q8_0__simd128);
 }
 
 BQ_Q45_QUANTIZE(q5_0, 22, 1, 0)

@@ -56,7 +56,8 @@ static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, s
 }
 
 BQ_MATVEC_PROTO(q5_1, q8_1, __simd128) {
-  return bq_matvec_prepared(w, rows, cols, x, y, 24, 36, 4, pstep4, bq_q5_1_dot_q8_1__simd128);
+  return bq_matvec_prepared(w, rows, cols, x, y, 24, 36, 4, BQ_PREP_PLAIN, pstep4,
+                            bq_q5_1_dot_q8_1__simd128);
 }
 
 BQ_Q45_QUANTIZE(q5_1, 24, 1, 1)

@@ -54,7 +54,7 @@ typedef struct {
   uint32_t nib[4], b8[4], b16[4], magic[4], off16[4], magic16[4], lo16[4], hmask[4], hexp[4],
       x112[4], inf32[4], hfill[4], half[4], signbit[4], one[4], magic3[4], abs32[4], rebias[4],
       r0fff[4], one32[4], x24[4], min_normal16[4], max_finite16[4], h_inf[4], h_nan[4], flip8[4],
-      hi_nib[4];
+      hi_nib[4], nib16[4];
 } bq_const_table;
 extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read at every use */
 
@@ -63,7 +63,7 @@ extern bq_const_table bq_simd_consts; /* not const: a const table may be re-read
 typedef struct {
   v128_t nib, b8, b16, magic, off16, magic16, lo16, hmask, hexp, x112, inf32, hfill, half, signbit,
       one, magic3, abs32, rebias, r0fff, one32, x24, min_normal16, max_finite16, h_inf, h_nan,
-      flip8, hi_nib;
+      flip8, hi_nib, nib16;
 } bq_k;
 
 #define BQ_LD(f) wasm_v128_load(bq_simd_consts.f)
@@ -74,7 +74,7 @@ static inline bq_k bq_consts(void) {
                   BQ_LD(half),  BQ_LD(signbit),      BQ_LD(one),          BQ_LD(magic3),
                   BQ_LD(abs32), BQ_LD(rebias),       BQ_LD(r0fff),        BQ_LD(one32),
                   BQ_LD(x24),   BQ_LD(min_normal16), BQ_LD(max_finite16), BQ_LD(h_inf),
-                  BQ_LD(h_nan), BQ_LD(flip8),        BQ_LD(hi_nib)};
+                  BQ_LD(h_nan), BQ_LD(flip8),        BQ_LD(hi_nib),       BQ_LD(nib16)};
   return k;
 }
 
@@ -372,12 +372,19 @@ static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb
 /* Prepared activations of one matvec call (simd128/matvec.c). */
 typedef struct {
   const int16_t *q;
+  const int32_t *sum; /* per block, the sum of its codes (BQ_PREP_NIBBLES only) */
   const float *d, *s;
   size_t nb;
 } bq_prep;
 
-/* Prepares nb Q8_0 (bs 34, codes at 2) or Q8_1 (bs 36, codes at 4) blocks; 0 if too many. */
-int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_prep *out);
+/* How the codes of a prepared block are ordered: as in the block (BQ_PREP_PLAIN), or in the
+ * order bq_dot_nib_i16 takes 4-bit weights from u16 lanes (BQ_PREP_NIBBLES): elements 0, 2, ..,
+ * 14, then 1, 3, .., 15, then 16, 18, .., 30, then 17, 19, .., 31. */
+enum { BQ_PREP_PLAIN, BQ_PREP_NIBBLES };
+
+/* Prepares nb Q8_0 (bs 34, codes at 2) or Q8_1 (bs 36, codes at 4) blocks in the given order; 0
+ * if too many. */
+int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int order, bq_prep *out);
 
 /* Terms of 4 blocks of a weight row at a against prepared activation blocks i..i+3. */
 typedef v128_t (*bq_prep_step_fn)(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i);
@@ -386,13 +393,13 @@ typedef v128_t (*bq_prep_step_fn)(const bq_k *k, const uint8_t *a, const bq_prep
  * (including the zero-padded last group), so each equals the dot of that row exactly. Falls back
  * to the dot kernel when the activations are too long to prepare. */
 static inline int bq_matvec_prepared(const uint8_t *w, size_t rows, size_t cols, const uint8_t *x,
-                                     float *y, size_t xs, size_t ys, size_t qs_off,
+                                     float *y, size_t xs, size_t ys, size_t qs_off, int order,
                                      bq_prep_step_fn step,
                                      int (*dot)(const void *, const void *, size_t, float *)) {
   if (cols % QK) return BQ_EINVAL;
   const size_t nb = cols / QK, row = nb * xs;
   bq_prep pr;
-  if (!bq_prepare_q8(x, nb, ys, qs_off, &pr)) {
+  if (!bq_prepare_q8(x, nb, ys, qs_off, order, &pr)) {
     for (size_t r = 0; r < rows; r++) {
       float acc[4] = {0};
       dot(w + r * row, x, cols, acc);
@@ -428,6 +435,20 @@ static inline v128_t bq_dot_i8_i16(v128_t lo, v128_t hi, const int16_t *q) {
                      wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(hi), wasm_v128_load(q + 16)));
   p = wasm_i32x4_add(
       p, wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(hi), wasm_v128_load(q + 24)));
+  return p;
+}
+
+/* Integer sum of one block's 32 products: the 4-bit codes q (unsigned, 0..15) of a Q4 block's 16
+ * bytes against activations prepared in BQ_PREP_NIBBLES order. Each u16 lane of the bytes holds
+ * four codes; a mask and shifts within u16 lanes take them out already widened (6 operations, where
+ * splitting nibbles into bytes and widening those to i16 takes 9 in V8). */
+static inline v128_t bq_dot_nib_i16(const bq_k *k, v128_t q, const int16_t *a) {
+  v128_t p = wasm_i32x4_dot_i16x8(wasm_v128_and(q, k->nib16), wasm_v128_load(a));
+  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_v128_and(wasm_u16x8_shr(q, 8), k->nib16),
+                                             wasm_v128_load(a + 8)));
+  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_v128_and(wasm_u16x8_shr(q, 4), k->nib16),
+                                             wasm_v128_load(a + 16)));
+  p = wasm_i32x4_add(p, wasm_i32x4_dot_i16x8(wasm_u16x8_shr(q, 12), wasm_v128_load(a + 24)));
   return p;
 }
 
