@@ -422,7 +422,7 @@ export class Codec {
 }
 
 /**
- * @typedef {{ tensors: import("./gguf.js").TensorInfo[], littleEndian: boolean,
+ * @typedef {{ tensors: import('./gguf.js').TensorInfo[], littleEndian: boolean,
  *   readTensor?: (name: string) => Promise<Uint8Array>, readRows?: (name: string, first: number, count: number) => Promise<Uint8Array>,
  *   tensorBytes?: (name: string) => Uint8Array }} GGUFLike
  */
