@@ -4,53 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { parseGGUF, openGGUF, writeGGUF, GGUFError, GGUFValueType as VT, GGMLType } from '../js/node.js';
-import { Bytes } from './lib/gguf-bytes.js';
+import { Bytes, sampleFile } from './lib/gguf-bytes.js';
 import { SEED, codec, rng } from './lib/helpers.js';
 
-/** A file with one KV of each scalar type, arrays, and two tensors. */
-function sample({ le = true, version = 3 } = {}) {
-  const w = new Bytes({ le, v1: version === 1 });
-  w.header(version, 2, 17);
-  w.str('u8').u32(VT.UINT8).u8(200);
-  w.str('i8').u32(VT.INT8).u8(-5);
-  w.str('u16').u32(VT.UINT16).u16(60000);
-  w.str('i16').u32(VT.INT16).u16(-300);
-  w.str('u32').u32(VT.UINT32).u32(4000000000);
-  w.str('i32').u32(VT.INT32).u32(-7);
-  w.str('f32').u32(VT.FLOAT32).f32(1.5);
-  w.str('bool').u32(VT.BOOL).u8(2); // any non-zero byte is true
-  w.str('str').u32(VT.STRING).str('▁héllo\u0000x');
-  w.str('u64')
-    .u32(VT.UINT64)
-    .u64(2n ** 63n + 5n);
-  w.str('i64')
-    .u32(VT.INT64)
-    .u64(-(2n ** 40n));
-  w.str('f64').u32(VT.FLOAT64).f64(Math.PI);
-  w.str('arr.f32').u32(VT.ARRAY).u32(VT.FLOAT32).len(3).f32(1).f32(-2).f32(0.25);
-  w.str('arr.str').u32(VT.ARRAY).u32(VT.STRING).len(2).str('a').str('▁b');
-  w.str('arr.bool').u32(VT.ARRAY).u32(VT.BOOL).len(3).u8(1).u8(0).u8(7);
-  w.str('arr.i64').u32(VT.ARRAY).u32(VT.INT64).len(2).u64(-1).u64(3);
-  w.str('arr.nested')
-    .u32(VT.ARRAY)
-    .u32(VT.ARRAY)
-    .len(2)
-    .u32(VT.INT32)
-    .len(2)
-    .u32(1)
-    .u32(-2)
-    .u32(VT.STRING)
-    .len(1)
-    .str('z');
-  w.tensor('weights', [64, 2], GGMLType.Q8_0, 0);
-  w.tensor('bias', [3], GGMLType.F32, 160);
-  w.padTo(32);
-  const data = w.length;
-  for (let i = 0; i < 2 * 2 * 34; i++) w.u8(i); // 4 Q8_0 blocks, padded to 160
-  while (w.length < data + 160) w.u8(0);
-  w.f32(1).f32(2).f32(3);
-  return { bytes: w.bytes(), dataOffset: data };
-}
+const sample = sampleFile;
 
 function refuses(bytes, code, options) {
   assert.throws(
