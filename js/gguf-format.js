@@ -40,6 +40,13 @@ export const TYPED_ARRAYS = [
 /** The DataView accessor (get/set + this) of each numeric value type, from its typed array's name. */
 export const ACCESSOR = TYPED_ARRAYS.map((C) => (C ? C.name.slice(0, -'Array'.length) : ''));
 export const MAX_ITEMS = 2 ** 30; // ggml's cap on string bytes and array items
+// The shortest string-length cap among JS engines (V8 on 32-bit hosts: 2^28 - 16 UTF-16 units; 2^29
+// - 24 on 64-bit). A GGUF string decodes to at most one unit per byte, so this many bytes always fit.
+export const MAX_STRING_BYTES = 2 ** 28 - 16;
+// Nesting cap for arrays of arrays: ParseOptions.maxDepth must lie in 1..MAX_DEPTH (each level is a
+// stack frame of the reader, so a crafted file cannot exhaust the stack whatever the caller passes).
+export const MAX_DEPTH = 64;
+export const DEFAULT_MAX_DEPTH = 4;
 export const MAX_NAME = 64; // ggml refuses tensor names of 64 bytes or more
 export const MAX_DIMS = 4;
 export const DEFAULT_ALIGNMENT = 32;
@@ -67,7 +74,7 @@ export const pad = (n, a) => Math.ceil(n / a) * a;
  * @typedef {object} ParseOptions
  * @property {boolean} [allowV1] accept GGUF version 1 (u32 counts and lengths)
  * @property {boolean} [strictUtf8] refuse invalid UTF-8 instead of replacing it with U+FFFD
- * @property {number} [maxDepth] deepest nesting of arrays accepted (default 4)
+ * @property {number} [maxDepth] deepest nesting of arrays accepted: an integer in 1..64 (default 4)
  * @property {number} [maxHeaderBytes] openGGUF: largest header read (default 256 MiB)
  *
  * @typedef {{ key: string, type: number, value: unknown, itemType?: number }} KV

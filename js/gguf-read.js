@@ -1,6 +1,7 @@
 // The GGUF header reader: a bounds-checked cursor over a prefix of a file, the header parser and
 // validator, and parseGGUF for whole files in memory. Every failure is a GGUFError naming the field
-// and byte offset.
+// and byte offset; API misuse is a TypeError or RangeError. Memory use is bounded by a budget
+// proportional to the header bytes read (see Reader.charge), and the input is never modified.
 
 import { typeInfo } from './types.js';
 import {
@@ -9,8 +10,11 @@ import {
   TYPED_ARRAYS,
   ACCESSOR,
   MAX_ITEMS,
+  MAX_STRING_BYTES,
   MAX_NAME,
   MAX_DIMS,
+  MAX_DEPTH,
+  DEFAULT_MAX_DEPTH,
   DEFAULT_ALIGNMENT,
   I64_MAX,
   GGUFError,
@@ -30,159 +34,283 @@ export class NeedMore extends Error {
   }
 }
 
+// Memory budget. A header may cost at most BUDGET_PER_BYTE times the header bytes consumed so far
+// plus BUDGET_BASE bytes of decoded values, estimated with the COST_* figures (bytes of JS heap per
+// object, measured on V8 with process.memoryUsage() over a million of each, rounded up). A real
+// vocabulary costs 2-4x its bytes; arrays of empty typed arrays would cost 18x (12 file bytes each
+// become a 200-byte typed array) and are refused with LIMIT long before they exhaust memory.
+const BUDGET_PER_BYTE = 8;
+const BUDGET_BASE = 4 << 20;
+const COST_SLOT = 8; // one element of a JS array
+const COST_ARRAY = 40; // an empty JS array
+const COST_TYPED = 208; // a typed array and its own ArrayBuffer, before the bytes
+const COST_STRING = 24; // a string, before its characters (2 bytes each when not Latin-1)
+const COST_KV = 128; // a { key, type, value } record, its Map entry, a boxed scalar
+const COST_TENSOR = 200; // a tensor info record, its dims array and its entry in the name set
+
 const utf8 = new TextDecoder('utf-8');
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+const hasShared = typeof SharedArrayBuffer === 'function';
+
+/**
+ * A plain Uint8Array view of exactly the bytes of `data`: any ArrayBufferView (Uint8Array at any
+ * byteOffset, Node Buffer, DataView, other typed arrays as their bytes) or an ArrayBuffer /
+ * SharedArrayBuffer. Never copies, so the caller's memory is shared (and never written).
+ * @param {unknown} data
+ * @param {string} who the function name for the TypeError
+ * @returns {Uint8Array}
+ * @throws {TypeError} for anything else
+ */
+export function asBytes(data, who) {
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const tag = Object.prototype.toString.call(data);
+  if (tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]')
+    return new Uint8Array(/** @type {ArrayBuffer} */ (data));
+  const what = data === null ? 'null' : typeof data === 'object' ? tag.slice(8, -1) : typeof data;
+  throw new TypeError(`${who}: expected an ArrayBuffer or an ArrayBufferView (Uint8Array, Buffer, ...), got ${what}`);
+}
+
+/**
+ * Validates parse options (parseGGUF and openGGUF call it before any work).
+ * @param {unknown} options undefined or an object
+ * @returns {ParseOptions}
+ * @throws {TypeError} for a non-object or a wrongly typed option, {RangeError} for maxDepth out of 1..64
+ */
+export function checkParseOptions(options) {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object')
+    throw new TypeError(`GGUF options must be an object, got ${options === null ? 'null' : typeof options}`);
+  const o = /** @type {Record<string, unknown>} */ (options);
+  for (const k of ['allowV1', 'strictUtf8']) {
+    if (o[k] !== undefined && typeof o[k] !== 'boolean')
+      throw new TypeError(`GGUF option ${k} must be a boolean, got ${typeof o[k]}`);
+  }
+  const d = o.maxDepth;
+  if (d !== undefined) {
+    if (typeof d !== 'number') throw new TypeError(`GGUF option maxDepth must be a number, got ${typeof d}`);
+    if (!Number.isInteger(d) || d < 1 || d > MAX_DEPTH)
+      throw new RangeError(`GGUF option maxDepth must be an integer in 1..${MAX_DEPTH}, got ${d}`);
+  }
+  return /** @type {ParseOptions} */ (options);
+}
 
 /** A cursor over a prefix of a file. */
 class Reader {
   /**
-   * @param {Uint8Array} buf the first buf.length bytes of the file
+   * @param {Uint8Array} buf the first buf.length bytes of the file (plain view; never written)
    * @param {number} fileSize
    * @param {ParseOptions} opt
    */
   constructor(buf, fileSize, opt) {
     this.buf = buf;
     this.dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.shared = hasShared && buf.buffer instanceof SharedArrayBuffer;
     this.size = fileSize;
     this.pos = 0;
     this.le = true;
-    this.opt = opt;
+    this.v1 = false;
+    this.strict = opt.strictUtf8 === true;
+    this.maxDepth = opt.maxDepth ?? DEFAULT_MAX_DEPTH;
+    /** Estimated bytes of memory the decoded values hold so far. */
+    this.cost = 0;
     /** Byte length of the last string read. */
     this.lastLength = 0;
+    // What is being read, for messages, which are built only when an error is thrown (a string per
+    // array item would cost more than the items): the section, its index, the key or tensor name,
+    // and the indices of the array items being read, outermost first.
+    this.section = '';
+    this.index = -1;
+    /** @type {string | undefined} */
+    this.label = undefined;
+    /** @type {number[]} */
+    this.path = [];
+  }
+
+  /** The name of the field being read, e.g. `"tokenizer.ggml.tokens"[7] length`. @param {string} what */
+  field(what) {
+    let s = this.section;
+    if (this.index >= 0) s += ` #${this.index}`;
+    if (this.label !== undefined) s += ` ${JSON.stringify(this.label)}`;
+    for (const i of this.path) s += `[${i}]`;
+    return what ? `${s} ${what}`.trim() : s;
   }
 
   /** Ensures n more bytes exist; past the file end that is truncation. */
-  /** @param {number} n @param {string} field */
-  need(n, field) {
+  /** @param {number} n @param {string} what */
+  need(n, what) {
     const end = this.pos + n;
     if (end > this.size)
       throw new GGUFError(
         'TRUNCATED',
         this.pos,
-        `file ends inside ${field} (needs ${n} bytes, ${Math.max(0, this.size - this.pos)} left)`,
+        `file ends inside ${this.field(what)} (needs ${n} bytes, ${Math.max(0, this.size - this.pos)} left)`,
       );
     if (end > this.buf.length) throw new NeedMore(end);
   }
 
-  /** @param {string} f */ u8(f) {
-    this.need(1, f);
-    return this.dv.getUint8(this.pos++);
+  /**
+   * Adds the estimated memory of a decoded value; refuses once the total passes the budget.
+   * @param {number} bytes
+   */
+  charge(bytes) {
+    this.cost += bytes;
+    const budget = this.pos * BUDGET_PER_BYTE + BUDGET_BASE;
+    if (this.cost > budget)
+      throw new GGUFError(
+        'LIMIT',
+        this.pos,
+        `${this.field('')}: decoding the header would take about ${this.cost} bytes of memory, more than ` +
+          `${BUDGET_PER_BYTE}x the ${this.pos} header bytes read so far plus ${BUDGET_BASE}`,
+      );
   }
-  /** @param {string} f */ u32(f) {
-    this.need(4, f);
+
+  /** @param {string} what */ u32(what) {
+    this.need(4, what);
     const v = this.dv.getUint32(this.pos, this.le);
     this.pos += 4;
     return v;
   }
-  /** @param {string} f */ u64(f) {
-    this.need(8, f);
+  /** @param {string} what */ u64(what) {
+    this.need(8, what);
     const v = this.dv.getBigUint64(this.pos, this.le);
     this.pos += 8;
     return v;
   }
 
-  /** A count (u64, or u32 in v1) that must fit the file given a minimum size per item. */
-  /** @param {string} field @param {number} minItem @param {boolean} v1 */
-  count(field, minItem, v1) {
+  /**
+   * A count or length (u64, or u32 in v1) of items of at least minItem bytes each: at most `max`,
+   * and small enough that the items fit in the rest of the file.
+   * @param {string} what @param {number} minItem @param {number} max
+   */
+  count(what, minItem, max = MAX_ITEMS) {
     const at = this.pos;
-    const c = v1 ? BigInt(this.u32(field)) : this.u64(field);
-    const room = BigInt(Math.max(0, this.size - this.pos));
-    if (c > BigInt(MAX_ITEMS) || c * BigInt(minItem) > room) {
-      throw new GGUFError('TOO_LARGE', at, `${field} ${c} cannot fit in the file (${room} bytes left)`);
-    }
-    return Number(c);
+    // Read as two u32 halves: no BigInt per count (arrays of arrays read one count per item).
+    const lo = this.u32(what);
+    const hi = this.v1 ? 0 : this.u32(what);
+    const [l, h] = this.le ? [lo, hi] : [hi, lo];
+    const room = Math.max(0, this.size - this.pos);
+    if (h !== 0 || l > MAX_ITEMS || l * minItem > room)
+      throw new GGUFError(
+        'TOO_LARGE',
+        at,
+        `${this.field(what)} ${h * 2 ** 32 + l} cannot fit in the file (${room} bytes left)`,
+      );
+    if (l > max)
+      throw new GGUFError('LIMIT', at, `${this.field(what)} ${l} is more than the ${max} this reader accepts`);
+    return l;
   }
 
-  /** @param {string} field @param {boolean} v1 */
-  string(field, v1) {
-    const n = this.count(`${field} length`, 1, v1);
-    this.need(n, field);
-    const bytes = this.buf.subarray(this.pos, this.pos + n);
+  /** A string: length, then UTF-8 bytes. @param {string} what */
+  string(what) {
+    const n = this.count(what ? `${what} length` : 'length', 1, MAX_STRING_BYTES);
+    this.need(n, what);
     const at = this.pos;
-    this.lastLength = n;
     this.pos += n;
-    if (this.opt.strictUtf8) {
+    this.charge(COST_STRING + 2 * n);
+    this.lastLength = n;
+    let bytes = this.buf.subarray(at, at + n);
+    if (this.shared) bytes = bytes.slice(); // browsers' TextDecoder refuses shared memory
+    if (this.strict) {
       try {
         return utf8Strict.decode(bytes);
       } catch {
-        throw new GGUFError('BAD_UTF8', at, `${field} is not valid UTF-8`);
+        throw new GGUFError('BAD_UTF8', at, `${this.field(what)} is not valid UTF-8`);
       }
     }
     return utf8.decode(bytes);
   }
 
+  /** A value type or array item type (u32, at most 12). @param {string} what */
+  valueType(what) {
+    const t = this.u32(what);
+    if (t > 12) throw new GGUFError('BAD_VALUE_TYPE', this.pos - 4, `${this.field(what)}: unknown value type ${t}`);
+    return t;
+  }
+
   /**
+   * A metadata value of a type already read.
    * @param {number} type
-   * @param {string} field
-   * @param {boolean} v1
-   * @param {number} depth
    * @returns {{ value: unknown, itemType?: number }}
    */
-  value(type, field, v1, depth) {
+  value(type) {
     const at = this.pos;
     if (ACCESSOR[type]) {
-      this.need(SIZE[type], field);
+      this.need(SIZE[type], 'value');
       this.pos += SIZE[type];
       return { value: /** @type {any} */ (this.dv)[`get${ACCESSOR[type]}`](at, this.le) };
     }
-    switch (type) {
-      case VT.BOOL:
-        return { value: this.u8(field) !== 0 };
-      case VT.STRING:
-        return { value: this.string(field, v1) };
-      case VT.ARRAY: {
-        const itemType = this.u32(`${field} item type`);
-        if (itemType > 12)
-          throw new GGUFError('BAD_VALUE_TYPE', this.pos - 4, `${field}: unknown array item type ${itemType}`);
-        return { value: this.array(itemType, field, v1, depth + 1), itemType };
-      }
-      default:
-        throw new GGUFError('BAD_VALUE_TYPE', at - 4, `${field}: unknown value type ${type}`);
+    if (type === VT.BOOL) {
+      this.need(1, 'value');
+      return { value: this.buf[this.pos++] !== 0 };
     }
+    if (type === VT.STRING) return { value: this.string('value') };
+    const itemType = this.valueType('item type');
+    return { value: this.array(itemType, 1), itemType };
   }
 
   /**
    * The count and items of an array at nesting level `level` (a top-level array is level 1).
+   * String and nested arrays are JS arrays, filled as read (never preallocated from the count);
+   * numeric arrays are typed arrays over a copy of their bytes (BOOL: Uint8Array, nonzero is true).
    * @param {number} itemType
-   * @param {string} field
-   * @param {boolean} v1
    * @param {number} level
+   * @returns {unknown}
    */
-  array(itemType, field, v1, level) {
-    const min = itemType === VT.STRING ? (v1 ? 4 : 8) : itemType === VT.ARRAY ? 12 : SIZE[itemType];
-    const n = this.count(`${field} item count`, min, v1);
-    if (itemType === VT.STRING) {
-      const out = new Array(n);
-      for (let i = 0; i < n; i++) out[i] = this.string(`${field}[${i}]`, v1);
-      return out;
-    }
-    if (itemType === VT.ARRAY) {
-      // Each nesting level costs a stack frame and at least 12 bytes, and is capped: a crafted
-      // file cannot recurse deeper than maxDepth.
-      const maxDepth = this.opt.maxDepth ?? 4;
-      if (level + 1 > maxDepth)
-        throw new GGUFError('TOO_DEEP', this.pos, `${field}: arrays nested deeper than ${maxDepth} levels`);
-      const out = new Array(n);
-      for (let i = 0; i < n; i++) {
-        const t = this.u32(`${field}[${i}] item type`);
-        if (t > 12) throw new GGUFError('BAD_VALUE_TYPE', this.pos - 4, `${field}[${i}]: unknown array item type ${t}`);
-        out[i] = this.array(t, `${field}[${i}]`, v1, level + 1);
-      }
-      return out;
-    }
-    if (itemType === VT.BOOL) {
-      this.need(n, field);
-      const out = Array.from(this.buf.subarray(this.pos, this.pos + n), (b) => b !== 0);
-      this.pos += n;
-      return out;
-    }
+  array(itemType, level) {
+    const min =
+      itemType === VT.STRING ? (this.v1 ? 4 : 8) : itemType === VT.ARRAY ? (this.v1 ? 8 : 12) : SIZE[itemType];
+    const n = this.count('item count', min);
+    if (itemType === VT.STRING) return this.strings(n);
+    if (itemType === VT.ARRAY) return this.arrays(n, level);
     const size = SIZE[itemType];
-    this.need(n * size, field);
-    const bytes = this.buf.slice(this.pos, this.pos + n * size);
+    this.need(n * size, 'items');
+    const at = this.pos;
     this.pos += n * size;
+    this.charge(COST_TYPED + n * size);
+    // A copy: the result must not alias the input, and a byte swap must not touch the caller's bytes.
+    const bytes = new Uint8Array(n * size);
+    bytes.set(this.buf.subarray(at, at + n * size));
     if (!this.le && size > 1) swapInPlace(bytes, size);
-    const C = TYPED_ARRAYS[itemType];
+    const C = itemType === VT.BOOL ? Uint8Array : TYPED_ARRAYS[itemType];
     return new /** @type {any} */ (C)(bytes.buffer, 0, n);
+  }
+
+  /** n strings, as a JS array filled as read. @param {number} n */
+  strings(n) {
+    this.charge(COST_ARRAY);
+    /** @type {string[]} */
+    const out = [];
+    const depth = this.path.length;
+    this.path.push(0);
+    for (let i = 0; i < n; i++) {
+      this.path[depth] = i;
+      this.charge(COST_SLOT);
+      out.push(this.string(''));
+    }
+    this.path.pop();
+    return out;
+  }
+
+  /** n arrays (each an item type, a count and items) at nesting level level + 1. @param {number} n @param {number} level */
+  arrays(n, level) {
+    if (level + 1 > this.maxDepth)
+      throw new GGUFError(
+        'TOO_DEEP',
+        this.pos,
+        `${this.field('')}: arrays nested deeper than ${this.maxDepth} levels (maxDepth)`,
+      );
+    this.charge(COST_ARRAY);
+    /** @type {unknown[]} */
+    const out = [];
+    const depth = this.path.length;
+    this.path.push(0);
+    for (let i = 0; i < n; i++) {
+      this.path[depth] = i;
+      this.charge(COST_SLOT);
+      out.push(this.array(this.valueType('item type'), level + 1));
+    }
+    this.path.pop();
+    return out;
   }
 }
 
@@ -199,13 +327,23 @@ function swapInPlace(b, size) {
 }
 
 /**
- * Parses and validates a header from a prefix of a file of fileSize bytes.
- * @param {Uint8Array} buf
- * @param {number} fileSize
- * @param {ParseOptions} opt
+ * Parses and validates a header from a prefix of a file of fileSize bytes. Used by parseGGUF (the
+ * whole file) and openGGUF (a growing prefix: NeedMore says how many bytes to read before retrying).
+ * @param {Uint8Array} prefix the first bytes of the file (any ArrayBufferView; never written)
+ * @param {number} fileSize bytes in the whole file
+ * @param {ParseOptions} [options]
+ * @throws {GGUFError} for a malformed, truncated or hostile header; NeedMore for a short prefix;
+ *   TypeError/RangeError for bad arguments
  */
-export function parseHeader(buf, fileSize, opt) {
+export function parseHeader(prefix, fileSize, options) {
+  const opt = checkParseOptions(options);
+  let buf = asBytes(prefix, 'parseHeader');
+  if (typeof fileSize !== 'number') throw new TypeError(`parseHeader: fileSize must be a number`);
+  if (!Number.isSafeInteger(fileSize) || fileSize < 0)
+    throw new RangeError(`parseHeader: fileSize must be a non-negative safe integer, got ${fileSize}`);
+  if (buf.length > fileSize) buf = buf.subarray(0, fileSize);
   const r = new Reader(buf, fileSize, opt);
+  r.section = 'header';
   r.need(4, 'magic');
   if (buf[0] !== 0x47 || buf[1] !== 0x47 || buf[2] !== 0x55 || buf[3] !== 0x46) {
     throw new GGUFError('BAD_MAGIC', 0, 'not a GGUF file (magic is not "GGUF")');
@@ -223,22 +361,26 @@ export function parseHeader(buf, fileSize, opt) {
       `unsupported GGUF version ${version}` + (version === 1 ? ' (pass { allowV1: true } to read it)' : ''),
     );
   }
-  const v1 = version === 1;
+  const v1 = (r.v1 = version === 1);
   // Smallest possible entries (empty name, 1-byte value, no dims) bound the counts by the file size.
-  const nTensors = r.count('tensor count', v1 ? 20 : 24, v1);
-  const nKV = r.count('metadata count', v1 ? 9 : 13, v1);
+  const nTensors = r.count('tensor count', v1 ? 20 : 24);
+  const nKV = r.count('metadata count', v1 ? 9 : 13);
   /** @type {KV[]} */
   const kv = [];
   /** @type {Map<string, unknown>} */
   const metadata = new Map();
+  r.section = 'metadata key';
   for (let i = 0; i < nKV; i++) {
+    r.index = i;
+    r.label = undefined;
     const at = r.pos;
-    const key = r.string(`metadata key #${i}`, v1);
+    const key = r.string('');
+    r.charge(COST_KV);
     if (key.length === 0) throw new GGUFError('EMPTY_KEY', at, `metadata key #${i} is empty`);
     if (metadata.has(key)) throw new GGUFError('DUPLICATE_KEY', at, `duplicate metadata key ${JSON.stringify(key)}`);
-    const type = r.u32(`type of ${key}`);
-    if (type > 12) throw new GGUFError('BAD_VALUE_TYPE', r.pos - 4, `${key}: unknown value type ${type}`);
-    const { value, itemType } = r.value(type, key, v1, 0);
+    r.label = key;
+    const type = r.valueType('type');
+    const { value, itemType } = r.value(type);
     kv.push(itemType === undefined ? { key, type, value } : { key, type, value, itemType });
     metadata.set(key, value);
   }
@@ -258,9 +400,16 @@ export function parseHeader(buf, fileSize, opt) {
   /** @type {TensorInfo[]} */
   const tensors = [];
   const names = new Set();
+  // ggml requires tensors packed in file order: each offset is the previous one plus the previous
+  // tensor's size padded to the alignment (so data is aligned and never overlaps).
+  let expected = 0n;
+  r.section = 'tensor';
   for (let i = 0; i < nTensors; i++) {
+    r.index = i;
+    r.label = undefined;
     const at = r.pos;
-    const name = r.string(`tensor #${i} name`, v1);
+    const name = r.string('name');
+    r.charge(COST_TENSOR);
     if (r.lastLength >= MAX_NAME)
       throw new GGUFError(
         'NAME_TOO_LONG',
@@ -269,28 +418,33 @@ export function parseHeader(buf, fileSize, opt) {
       );
     if (names.has(name)) throw new GGUFError('DUPLICATE_TENSOR', at, `duplicate tensor name ${JSON.stringify(name)}`);
     names.add(name);
-    const nDims = r.u32(`${name} n_dims`);
+    r.label = name;
+    const nDims = r.u32('n_dims');
     if (nDims > MAX_DIMS)
       throw new GGUFError('BAD_DIMS', r.pos - 4, `${name}: ${nDims} dimensions (at most ${MAX_DIMS})`);
+    /** @type {number[]} */
     const dims = [];
     let total = 1n;
     for (let d = 0; d < nDims; d++) {
       const dAt = r.pos;
-      const ne = v1 ? BigInt(r.u32(`${name} ne[${d}]`)) : r.u64(`${name} ne[${d}]`);
+      const ne = v1 ? BigInt(r.u32(`ne[${d}]`)) : r.u64(`ne[${d}]`);
       if (ne > I64_MAX) throw new GGUFError('OVERFLOW', dAt, `${name}: ne[${d}] = ${ne} is negative as int64`);
       total *= ne;
       if (total > I64_MAX) throw new GGUFError('OVERFLOW', dAt, `${name}: element count overflows int64`);
-      dims.push(ne);
+      // Only a zero dimension lets a size past 2^53 through the checks below; it has no exact number.
+      if (ne > BigInt(Number.MAX_SAFE_INTEGER))
+        throw new GGUFError('OVERFLOW', dAt, `${name}: ne[${d}] = ${ne} is above 2^53 - 1`);
+      dims.push(Number(ne));
     }
     const tAt = r.pos;
-    const type = r.u32(`${name} type`);
+    const type = r.u32('type');
     let info;
     try {
       info = typeInfo(type);
     } catch {
       throw new GGUFError('UNKNOWN_GGML_TYPE', tAt, `${name}: unknown ggml type ${type}`);
     }
-    const ne0 = nDims > 0 ? dims[0] : 1n; // missing dimensions are 1, as in ggml
+    const ne0 = nDims > 0 ? BigInt(dims[0]) : 1n; // missing dimensions are 1, as in ggml
     if (ne0 % BigInt(info.blockSize) !== 0n) {
       throw new GGUFError(
         'BAD_SHAPE',
@@ -299,13 +453,14 @@ export function parseHeader(buf, fileSize, opt) {
       );
     }
     const oAt = r.pos;
-    const offset = r.u64(`${name} offset`);
+    const offset = r.u64('offset');
     const bytes = (total / BigInt(info.blockSize)) * BigInt(info.typeSize);
-    if (offset % BigInt(alignment) !== 0n)
+    if (offset !== expected)
       throw new GGUFError(
         'BAD_OFFSET',
         oAt,
-        `${name}: data offset ${offset} is not a multiple of the alignment ${alignment}`,
+        `${name}: data offset ${offset} is not ${expected}, where the previous tensor's data padded to ` +
+          `${alignment} bytes ends (tensors are packed in file order)`,
       );
     if (offset + bytes > BigInt(fileSize))
       throw new GGUFError(
@@ -313,26 +468,12 @@ export function parseHeader(buf, fileSize, opt) {
         oAt,
         `${name}: data (offset ${offset}, ${bytes} bytes) lies past the end of the file`,
       );
-    tensors.push({
-      name,
-      type,
-      dims: dims.map(Number),
-      offset: Number(offset),
-      nElements: Number(total),
-      byteLength: Number(bytes),
-    });
+    expected = offset + BigInt(pad(Number(bytes), alignment));
+    tensors.push({ name, type, dims, offset: Number(offset), nElements: Number(total), byteLength: Number(bytes) });
   }
   const dataOffset = pad(r.pos, alignment);
-  // Data must lie inside the file and tensors must not overlap.
-  const sorted = tensors
-    .map((t, i) => [t, i])
-    .sort((a, b) => /** @type {TensorInfo} */ (a[0]).offset - /** @type {TensorInfo} */ (b[0]).offset);
-  let end = 0;
-  for (const [t] of /** @type {[TensorInfo, number][]} */ (sorted)) {
-    if (t.offset < end)
-      throw new GGUFError('BAD_OFFSET', dataOffset + t.offset, `${t.name}: data overlaps the previous tensor`);
-    end = t.offset + t.byteLength;
-    if (dataOffset + end > fileSize)
+  for (const t of tensors) {
+    if (dataOffset + t.offset + t.byteLength > fileSize)
       throw new GGUFError(
         'BAD_OFFSET',
         dataOffset + t.offset,
@@ -355,14 +496,18 @@ export function findTensor(g, t) {
 }
 
 /**
- * Parses a whole GGUF file held in memory.
- * @param {ArrayBuffer | Uint8Array} data
+ * Parses a whole GGUF file held in memory. Metadata values are copies (64-bit integers as BigInt,
+ * numeric arrays as typed arrays, BOOL arrays as a Uint8Array of the stored bytes: nonzero is true);
+ * tensorBytes returns views of the input, which is never modified.
+ * @param {ArrayBuffer | ArrayBufferView} data the file: an ArrayBuffer or any view (Buffer, DataView, ...)
  * @param {ParseOptions} [options]
- * @throws {GGUFError} for anything malformed, truncated or hostile
+ * @throws {GGUFError} for anything malformed, truncated or hostile (code LIMIT when decoding would
+ *   take more than about 8x the header's bytes of memory); TypeError/RangeError for bad arguments
  */
-export function parseGGUF(data, options = {}) {
-  const buf = data instanceof Uint8Array ? data : new Uint8Array(data);
-  const h = parseHeader(buf, buf.length, options);
+export function parseGGUF(data, options) {
+  const opt = checkParseOptions(options);
+  const buf = asBytes(data, 'parseGGUF');
+  const h = parseHeader(buf, buf.length, opt);
   return {
     ...h,
     /** The bytes of one tensor (a view into the input, exactly byteLength long). */
