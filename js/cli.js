@@ -1,6 +1,12 @@
-// The blockquant CLI (Node only): `main(args, io)` returns the exit status (0 ok, 1 failure,
-// 2 bad usage), so tests can run it in-process.
-import { open as openFile } from 'node:fs/promises';
+// The blockquant CLI (Node only). `main(args, io)` returns the exit status, so tests can run it
+// in-process. An output is written under a temporary name beside its final one and renamed into
+// place only when complete and flushed: a user's file is never truncated, never the input, and
+// never replaced without --force.
+import { open as openFile, stat, rename, link, unlink } from 'node:fs/promises';
+import { readFileSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
 import {
   init,
   openGGUF,
@@ -12,52 +18,293 @@ import {
   toLittleEndian,
 } from './node.js';
 
-const HELP = `usage: blockquant <command> [options]
-
-commands:
-  inspect FILE [--json]                    header, metadata, tensor table, totals per type
-  dump FILE TENSOR [--rows A:B]            dequantized values, one row per line
-  stats FILE [--tensor NAME] [--as T,...]  error of quantizing each F32/F16/BF16 tensor
-                                           (default formats: q8_0,q5_1,q5_0,q4_1,q4_0)
-  quantize IN OUT --type T [--keep-1d f32] requantize the float tensors of a model to T
-                                           (q8_0, q4_0, q4_1, q5_0, q5_1), streaming
-`;
+/** @typedef {{ write(s: string): unknown, isTTY?: boolean }} Out */
+/** @typedef {Record<string, string | boolean | undefined>} Values */
+/**
+ * @typedef {{
+ *   usage: string, about: string, positionals: string[],
+ *   options: Record<string, { type: 'string' | 'boolean' }>, details: string,
+ *   run: (pos: string[], opt: Values, print: (s: string) => void, err: Out) => Promise<number>,
+ * }} Command
+ */
 
 const FORMATS = ['q8_0', 'q5_1', 'q5_0', 'q4_1', 'q4_0'];
 /** @type {Set<number>} */
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 // llama.cpp's general.file_type for a whole model in one format (LLAMA_FTYPE_MOSTLY_*).
 const FILE_TYPE = { q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9 };
+// ggml's GGML_QNT_VERSION, which llama.cpp's quantizer writes as general.quantization_version.
+const QNT_VERSION = 2;
+// Exit status after a signal stopped a write: 128 + the signal's number, as a shell reports it.
+const SIGNAL_STATUS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
-class Usage extends Error {}
+const EXIT_STATUS = `exit status: 0 ok (also when the reader of the output went away, as in | head);
+  1 failure (the message names the file); 2 bad usage, or OUT refused (it is IN, it exists and
+  --force was not given, or it is not a regular file); 130, 143, 129 when SIGINT, SIGTERM or
+  SIGHUP stopped a write (nothing is left under OUT or under a temporary name).`;
+
+/** @type {Record<string, Command>} */
+const COMMANDS = {
+  inspect: {
+    usage: 'inspect FILE [--json]',
+    about: 'header, metadata, tensor table, totals per type',
+    positionals: ['FILE'],
+    options: { json: { type: 'boolean' } },
+    details: '  --json         everything as one JSON document (64-bit integers as strings)\n',
+    run: inspect,
+  },
+  dump: {
+    usage: 'dump FILE TENSOR [--rows A:B]',
+    about: 'dequantized values, one row per line',
+    positionals: ['FILE', 'TENSOR'],
+    options: { rows: { type: 'string' } },
+    details: '  --rows A:B     rows A (included) to B (excluded) only\n',
+    run: dump,
+  },
+  stats: {
+    usage: 'stats FILE [--tensor NAME] [--as T,...]',
+    about: 'error of quantizing each F32/F16/BF16 tensor',
+    positionals: ['FILE'],
+    options: { tensor: { type: 'string' }, as: { type: 'string' } },
+    details: `  --tensor NAME  that tensor only
+  --as T,...     the formats to try (default ${FORMATS.join(',')}; also q8_1, f16, bf16)
+`,
+    run: stats,
+  },
+  quantize: {
+    usage: 'quantize IN OUT --type T [--keep-1d f32] [--force]',
+    about: 'requantize the float tensors of a model to T, streaming',
+    positionals: ['IN', 'OUT'],
+    options: { type: { type: 'string' }, 'keep-1d': { type: 'string' }, force: { type: 'boolean' } },
+    details: `  --type T       ${Object.keys(FILE_TYPE).join(', ')}: float tensors of 2+ dimensions whose rows
+                 are whole blocks become T; everything else is copied as it is
+  --keep-1d f32  store 1-D float tensors (norms, biases) as F32
+  --force        replace OUT if it exists (never when it is IN, by any name)
+
+general.file_type and general.quantization_version are set as llama.cpp sets them.
+OUT is written under a temporary name beside it (.OUT.<random>.tmp), flushed, then renamed into
+place; on an error or a signal the temporary file is removed and OUT is left as it was.
+`,
+    run: quantize,
+  },
+};
+
+const HELP = `usage: blockquant <command> [options]       blockquant <command> --help: that command
+
+commands:
+${Object.values(COMMANDS)
+  .map((c) => `  ${c.usage}\n      ${c.about}\n`)
+  .join('')}
+options:
+  -h, --help     this help
+  --version      the version
+Options take their value as --opt VALUE or --opt=VALUE.
+
+${EXIT_STATUS}
+`;
+
+/** @param {string} name */
+const commandHelp = (name) =>
+  `usage: blockquant ${COMMANDS[name].usage}\n\n${COMMANDS[name].about}\n\noptions:\n  -h, --help     this help\n${COMMANDS[name].details}\n${EXIT_STATUS}\n`;
+
+/** Bad usage: exit 2 with the message and the help of `command` (all commands when undefined). */
+class Usage extends Error {
+  /** @param {string} message @param {string} [command] */
+  constructor(message, command) {
+    super(message);
+    this.command = command;
+  }
+}
+
+/** An output refused because writing it could destroy a file: exit 2, no help. */
+class Refused extends Error {
+  /** @param {string} file @param {string} message */
+  constructor(file, message) {
+    super(message);
+    this.file = file;
+  }
+}
+
+/** A signal stopped a write (after its temporary file was removed). */
+class Interrupted extends Error {
+  /** @param {keyof typeof SIGNAL_STATUS} signal @param {string} what */
+  constructor(signal, what) {
+    super(`interrupted by ${signal}; ${what}`);
+    this.status = SIGNAL_STATUS[signal];
+  }
+}
+
+/** The reader of stdout went away (EPIPE): stop quietly. */
+class ReaderGone extends Error {}
+
+/**
+ * Names the file an error is about, unless an inner step already did.
+ * @param {unknown} e
+ * @param {string} file
+ */
+function tag(e, file) {
+  if (e && typeof e === 'object' && !('file' in e)) /** @type {any} */ (e).file = file;
+  return e;
+}
+
+/**
+ * @template T
+ * @param {string} file
+ * @param {() => Promise<T>} step
+ * @returns {Promise<T>}
+ */
+async function about(file, step) {
+  try {
+    return await step();
+  } catch (e) {
+    throw tag(e, file);
+  }
+}
+
+/**
+ * An error as one line: Node's system errors as their text and code, without the syscall and
+ * path Node appends (the file is named in front instead).
+ * @param {unknown} e
+ */
+function describe(e) {
+  if (e instanceof GGUFError) return `${e.message} [${e.code}]`;
+  const x = /** @type {{ message?: unknown, code?: unknown, syscall?: unknown }} */ (e ?? {});
+  if (typeof x.message !== 'string') return String(e);
+  if (typeof x.code === 'string' && typeof x.syscall === 'string' && x.message.startsWith(`${x.code}: `)) {
+    const text = x.message.slice(x.code.length + 2);
+    const cut = text.lastIndexOf(`, ${x.syscall}`);
+    return `${cut >= 0 ? text.slice(0, cut) : text} (${x.code})`;
+  }
+  return x.message;
+}
+
+// The first error each output stream reported ('error' events arrive after the write that failed).
+/** @type {WeakMap<object, Error | null>} */
+const streamErrors = new WeakMap();
+
+/** Listens for errors on a Node stream (EPIPE, ENOSPC, ...) so they never crash the process. */
+/** @param {Out} stream */
+function watch(stream) {
+  const s = /** @type {any} */ (stream);
+  if (typeof s.on !== 'function' || streamErrors.has(s)) return;
+  streamErrors.set(s, null);
+  s.on('error', (/** @type {Error} */ e) => {
+    if (!streamErrors.get(s)) streamErrors.set(s, e);
+  });
+}
+
+/** Throws what went wrong on stdout: ReaderGone for EPIPE, the error (naming stdout) otherwise. */
+/** @param {Out} stream */
+function checkStream(stream) {
+  const s = /** @type {any} */ (stream);
+  const e = streamErrors.get(s) ?? s.errored;
+  if (!e) return;
+  if (e.code === 'EPIPE') throw new ReaderGone();
+  throw tag(e, 'stdout');
+}
+
+/** Waits until what was written to a Node stream has been handed to the OS (or failed). */
+/** @param {Out} stream */
+async function drain(stream) {
+  const s = /** @type {any} */ (stream);
+  if (typeof s.writableLength !== 'number' || s.destroyed) return;
+  await new Promise((resolve) => s.write('', () => resolve(undefined)));
+}
+
+/**
+ * Runs the CLI with `args` (without node and the script), writing to io.out and io.err (Node
+ * streams or any `{ write(s) }`). Returns the exit status: 0 ok, also when the reader of io.out
+ * went away (EPIPE); 1 failure, the message naming the file; 2 bad usage or a refused output;
+ * 129/130/143 when SIGHUP/SIGINT/SIGTERM stopped a write. Throws nothing.
+ * @param {string[]} args
+ * @param {{ out: Out, err: Out }} io
+ * @returns {Promise<number>}
+ */
+export async function main(args, io) {
+  watch(io.out);
+  watch(io.err);
+  const print = (/** @type {string} */ s) => {
+    checkStream(io.out);
+    io.out.write(s + '\n');
+  };
+  const [cmd, ...rest] = args;
+  try {
+    const status = await dispatch(cmd, rest, print, io.err);
+    await drain(io.out);
+    checkStream(io.out);
+    return status;
+  } catch (e) {
+    if (e instanceof ReaderGone) return 0;
+    if (e instanceof Usage) {
+      io.err.write(`blockquant: ${e.message}\n\n${e.command ? commandHelp(e.command) : HELP}`);
+      return 2;
+    }
+    const file = /** @type {any} */ (e)?.file;
+    io.err.write(`blockquant: ${file ? `${file}: ` : ''}${describe(e)}\n`);
+    return e instanceof Refused ? 2 : e instanceof Interrupted ? e.status : 1;
+  }
+}
+
+/**
+ * @param {string | undefined} cmd
+ * @param {string[]} args
+ * @param {(s: string) => void} print
+ * @param {Out} err
+ */
+async function dispatch(cmd, args, print, err) {
+  if (cmd === undefined) throw new Usage('no command');
+  if (cmd === '--help' || cmd === '-h' || (cmd === 'help' && args.length === 0)) {
+    print(HELP.trimEnd());
+    return 0;
+  }
+  if (cmd === '--version') {
+    // package.json sits one level above js/ in the repository and in an installed package.
+    print(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
+    return 0;
+  }
+  if (cmd === 'help') {
+    if (!Object.hasOwn(COMMANDS, args[0]) || args.length > 1) throw new Usage(`no help on ${args.join(' ')}`);
+    print(commandHelp(args[0]).trimEnd());
+    return 0;
+  }
+  if (!Object.hasOwn(COMMANDS, cmd))
+    throw new Usage(cmd.startsWith('-') ? `unknown option '${cmd}'` : `unknown command ${JSON.stringify(cmd)}`);
+  const c = COMMANDS[cmd];
+  /** @type {{ values: Values, positionals: string[] }} */
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: { ...c.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (e) {
+    const x = /** @type {{ code?: string, message: string }} */ (e);
+    const option = /'([^']*)'/.exec(x.message)?.[1];
+    throw new Usage(
+      x.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option
+        ? `unknown option '${option}'`
+        : x.message.charAt(0).toLowerCase() + x.message.slice(1),
+      cmd,
+    );
+  }
+  if (parsed.values.help) {
+    print(commandHelp(cmd).trimEnd());
+    return 0;
+  }
+  if (parsed.positionals.length !== c.positionals.length)
+    throw new Usage(`${cmd} takes ${c.positionals.join(' and ')}`, cmd);
+  return c.run(parsed.positionals, parsed.values, print, err);
+}
 
 /** A progress bar on a terminal (nothing when stderr is not a TTY). */
-/** @param {{ write(s: string): unknown, isTTY?: boolean }} err @param {number} done @param {number} total */
+/** @param {Out} err @param {number} done @param {number} total */
 function progress(err, done, total) {
   if (!err.isTTY || total === 0) return;
   err.write(
     `\r[${'#'.repeat(Math.round((30 * done) / total)).padEnd(30)}] ${((100 * done) / total).toFixed(0)}%${done === total ? '\n' : ''}`,
   );
-}
-
-/** @param {string[]} args @param {string[]} flags flags taking a value @param {string[]} bools */
-function parseArgs(args, flags, bools = []) {
-  /** @type {string[]} */
-  const pos = [];
-  /** @type {Record<string, string | boolean>} */
-  const opt = {};
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a.startsWith('--')) {
-      const name = a.slice(2);
-      if (bools.includes(name)) opt[name] = true;
-      else if (flags.includes(name)) {
-        if (i + 1 >= args.length) throw new Usage(`${a} needs a value`);
-        opt[name] = args[++i];
-      } else throw new Usage(`unknown option ${a}`);
-    } else pos.push(a);
-  }
-  return { pos, opt };
 }
 
 /** @param {number[]} dims */
@@ -92,51 +339,14 @@ const jsonable = (v) =>
     ),
   );
 
-/**
- * @param {string[]} args
- * @param {{ out: { write(s: string): unknown, isTTY?: boolean }, err: { write(s: string): unknown, isTTY?: boolean } }} io
- * @returns {Promise<number>}
- */
-export async function main(args, io) {
-  const [cmd, ...rest] = args;
-  const print = (/** @type {string} */ s) => io.out.write(s + '\n');
-  try {
-    if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
-      io.out.write(HELP);
-      return cmd ? 0 : 2;
-    }
-    if (cmd === 'inspect') return await inspect(rest, print);
-    if (cmd === 'dump') return await dump(rest, print);
-    if (cmd === 'stats') return await stats(rest, print, io.err);
-    if (cmd === 'quantize') return await quantize(rest, print, io.err);
-    throw new Usage(`unknown command ${JSON.stringify(cmd)}`);
-  } catch (e) {
-    if (e instanceof Usage) {
-      io.err.write(`blockquant: ${e.message}\n\n${HELP}`);
-      return 2;
-    }
-    const file = /** @type {any} */ (e).file;
-    const msg = e instanceof GGUFError ? `${e.message} [${e.code}]` : /** @type {Error} */ (e).message;
-    io.err.write(`blockquant: ${file ? `${file}: ` : ''}${msg}\n`);
-    return 1;
-  }
+/** Opens a GGUF file (a path, or an open FileHandle read as `path`), tagging errors with its name. */
+/** @param {string} path @param {import('node:fs/promises').FileHandle} [fh] */
+function load(path, fh) {
+  return about(path, () => openGGUF(fh ?? path));
 }
 
-/** Opens a file, tagging errors with its name. */
-/** @param {string} path */
-async function load(path) {
-  try {
-    return await openGGUF(path);
-  } catch (e) {
-    /** @type {any} */ (e).file = path;
-    throw e;
-  }
-}
-
-/** @param {string[]} args @param {(s: string) => void} print */
-async function inspect(args, print) {
-  const { pos, opt } = parseArgs(args, [], ['json']);
-  if (pos.length !== 1) throw new Usage('inspect takes one FILE');
+/** @type {Command['run']} */
+async function inspect(pos, opt, print) {
   const f = await load(pos[0]);
   try {
     const totals = new Map();
@@ -202,29 +412,27 @@ async function inspect(args, print) {
   }
 }
 
-/** @param {string[]} args @param {(s: string) => void} print */
-async function dump(args, print) {
-  const { pos, opt } = parseArgs(args, ['rows']);
-  if (pos.length !== 2) throw new Usage('dump takes FILE and TENSOR');
+/** @type {Command['run']} */
+async function dump(pos, opt, print) {
+  let a = 0,
+    b = Infinity;
+  if (typeof opt.rows === 'string') {
+    const m = /^(\d+):(\d+)$/.exec(opt.rows);
+    if (!m) throw new Usage('--rows takes A:B', 'dump');
+    [a, b] = [Number(m[1]), Number(m[2])];
+    if (a > b) throw new Usage(`--rows ${opt.rows}: A is past B`, 'dump');
+  }
   const f = await load(pos[0]);
   try {
     const t = f.tensors.find((x) => x.name === pos[1]);
-    if (!t) throw Object.assign(new Error(`no tensor named ${JSON.stringify(pos[1])}`), { file: pos[0] });
+    if (!t) throw tag(new Error(`no tensor named ${JSON.stringify(pos[1])}`), pos[0]);
     const rowLen = t.dims[0] ?? 1;
-    const nRows = t.nElements / rowLen;
-    let a = 0,
-      b = nRows;
-    if (typeof opt.rows === 'string') {
-      const m = /^(\d+):(\d+)$/.exec(opt.rows);
-      if (!m) throw new Usage('--rows takes A:B');
-      [a, b] = [Number(m[1]), Math.min(Number(m[2]), nRows)];
-      if (a > b) throw new Usage(`--rows ${opt.rows}: A is past B`);
-    }
+    b = Math.min(b, t.nElements / rowLen);
     const bq = await init();
     const chunk = Math.max(1, Math.floor((1 << 20) / rowLen));
     for (let r = a; r < b; r += chunk) {
       const k = Math.min(chunk, b - r);
-      const v = await bq.dequantizeRows(f, t.name, r, k);
+      const v = await about(pos[0], () => bq.dequantizeRows(f, t.name, r, k));
       for (let i = 0; i < k; i++) print(Array.from(v.subarray(i * rowLen, (i + 1) * rowLen), (x) => `${x}`).join(' '));
     }
     return 0;
@@ -233,14 +441,12 @@ async function dump(args, print) {
   }
 }
 
-/** @param {string[]} args @param {(s: string) => void} print @param {{ write(s: string): unknown, isTTY?: boolean }} err */
-async function stats(args, print, err) {
-  const { pos, opt } = parseArgs(args, ['tensor', 'as']);
-  if (pos.length !== 1) throw new Usage('stats takes one FILE');
+/** @type {Command['run']} */
+async function stats(pos, opt, print, err) {
   const formats = typeof opt.as === 'string' ? opt.as.split(',') : FORMATS;
   for (const t of formats)
     if (!FORMATS.includes(t) && t !== 'q8_1' && t !== 'f16' && t !== 'bf16')
-      throw new Usage(`--as: unknown format ${t}`);
+      throw new Usage(`--as: unknown format ${t}`, 'stats');
   const f = await load(pos[0]);
   try {
     const bq = await init();
@@ -248,15 +454,15 @@ async function stats(args, print, err) {
       (t) => FLOATS.has(t.type) && (opt.tensor === undefined || t.name === opt.tensor) && (t.dims[0] ?? 1) % 32 === 0,
     );
     if (opt.tensor !== undefined && chosen.length === 0)
-      throw Object.assign(
+      throw tag(
         new Error(`no F32/F16/BF16 tensor named ${JSON.stringify(opt.tensor)} with rows of a multiple of 32`),
-        { file: pos[0] },
+        pos[0],
       );
     const total = chosen.reduce((s, t) => s + t.nElements, 0);
     let done = 0;
     print(`${'tensor'.padEnd(32)} ${'format'.padEnd(6)} bits/w   RMSE         max |err|    SNR dB`);
     for (const t of chosen) {
-      const x = await bq.dequantizeTensor(f, t.name);
+      const x = await about(pos[0], () => bq.dequantizeTensor(f, t.name));
       let signal = 0;
       for (const v of x) signal += v * v;
       for (const fmt of formats) {
@@ -282,18 +488,42 @@ async function stats(args, print, err) {
   }
 }
 
-/** @param {string[]} args @param {(s: string) => void} print @param {{ write(s: string): unknown, isTTY?: boolean }} err */
-async function quantize(args, print, err) {
-  const { pos, opt } = parseArgs(args, ['type', 'keep-1d']);
-  if (pos.length !== 2) throw new Usage('quantize takes IN and OUT');
+/**
+ * The metadata of a model quantized to `type`: general.file_type and general.quantization_version
+ * as llama.cpp's quantizer writes them (UINT32), each replacing the input's entry in place or,
+ * when the input has none, added after its last general.* key.
+ * @param {import('./gguf-format.js').KV[]} kv
+ * @param {keyof typeof FILE_TYPE} type
+ */
+function quantizedKV(kv, type) {
+  const set = [
+    { key: 'general.file_type', type: GGUFValueType.UINT32, value: FILE_TYPE[type] },
+    { key: 'general.quantization_version', type: GGUFValueType.UINT32, value: QNT_VERSION },
+  ];
+  const out = kv.map((e) => set.find((s) => s.key === e.key) ?? e);
+  const missing = set.filter((s) => !kv.some((e) => e.key === s.key));
+  let at = 0;
+  kv.forEach((e, i) => {
+    if (e.key.startsWith('general.')) at = i + 1;
+  });
+  out.splice(at, 0, ...missing);
+  return out;
+}
+
+/** @type {Command['run']} */
+async function quantize(pos, opt, print, err) {
+  const [inPath, outPath] = pos;
   const type = opt.type;
-  if (typeof type !== 'string' || !(type in FILE_TYPE))
-    throw new Usage('--type must be one of q8_0, q4_0, q4_1, q5_0, q5_1');
-  if (opt['keep-1d'] !== undefined && opt['keep-1d'] !== 'f32') throw new Usage('--keep-1d takes f32');
+  if (typeof type !== 'string' || !Object.hasOwn(FILE_TYPE, type))
+    throw new Usage(`--type must be one of ${Object.keys(FILE_TYPE).join(', ')}`, 'quantize');
+  if (opt['keep-1d'] !== undefined && opt['keep-1d'] !== 'f32') throw new Usage('--keep-1d takes f32', 'quantize');
   const target = GGMLType[/** @type {keyof typeof GGMLType} */ (type.toUpperCase())];
-  const f = await load(pos[0]);
-  const bq = await init();
+  // The input is opened once; its device and inode tell whether OUT is the same file.
+  const fh = await about(inPath, () => openFile(inPath, 'r'));
   try {
+    const input = await about(inPath, () => fh.stat());
+    const f = await load(inPath, fh);
+    const bq = await init();
     // Each float tensor of 2+ dimensions whose rows are whole blocks becomes `type`; 1-D tensors
     // stay as they are (or become F32 with --keep-1d f32); everything else is copied.
     const plan = f.tensors.map((t) => {
@@ -306,19 +536,13 @@ async function quantize(args, print, err) {
       const info = typeInfo(to);
       return { t, to, byteLength: (t.nElements / info.blockSize) * info.typeSize };
     });
-    const kv = f.kv.map((e) =>
-      e.key === 'general.file_type'
-        ? { ...e, type: GGUFValueType.UINT32, value: FILE_TYPE[/** @type {keyof typeof FILE_TYPE} */ (type)] }
-        : e,
-    );
     const { header, offsets, alignment } = writeGGUFHeader({
-      kv,
+      kv: quantizedKV(f.kv, /** @type {keyof typeof FILE_TYPE} */ (type)),
       alignment: f.alignment,
       tensors: plan.map((p) => ({ name: p.t.name, type: p.to, dims: p.t.dims, byteLength: p.byteLength })),
     });
-    const out = await openFile(pos[1], 'w');
-    try {
-      await out.write(header, 0, header.length, 0);
+    await writeOutput(outPath, { force: opt.force === true, input }, async (out, check) => {
+      await writeAll(out, header, 0);
       const total = plan.reduce((s, p) => s + p.t.nElements, 0);
       let done = 0;
       for (let i = 0; i < plan.length; i++) {
@@ -328,29 +552,186 @@ async function quantize(args, print, err) {
         const rowsPer = Math.max(1, Math.floor((8 << 20) / (rowLen * 4))); // ~8 MB of f32 at a time
         let at = header.length + offsets[i];
         for (let r = 0; r < nRows; r += rowsPer) {
+          check();
           const k = Math.min(rowsPer, nRows - r);
-          let bytes;
-          if (to === t.type) {
-            bytes = await f.readRows(t.name, r, k);
-            if (!f.littleEndian) bytes = toLittleEndian(t.type, bytes);
-          } else {
-            bytes = bq.quantize(to, await bq.dequantizeRows(f, t.name, r, k));
-          }
-          await out.write(bytes, 0, bytes.length, at);
+          const bytes = await about(inPath, async () => {
+            if (to !== t.type) return bq.quantize(to, await bq.dequantizeRows(f, t.name, r, k));
+            const raw = await f.readRows(t.name, r, k);
+            return f.littleEndian ? raw : toLittleEndian(t.type, raw);
+          });
+          await writeAll(out, bytes, at);
           at += bytes.length;
         }
         const padTo = header.length + offsets[i] + Math.ceil(plan[i].byteLength / alignment) * alignment;
-        if (padTo > at) await out.write(new Uint8Array(padTo - at), 0, padTo - at, at);
+        if (padTo > at) await writeAll(out, new Uint8Array(padTo - at), at);
         done += t.nElements;
         progress(err, done, total);
       }
-    } finally {
-      await out.close();
-    }
+    });
     const changed = plan.filter((p) => p.to !== p.t.type).length;
-    print(`${pos[1]}: ${changed} of ${plan.length} tensors converted to ${type}`);
+    print(`${outPath}: ${changed} of ${plan.length} tensors converted to ${type}`);
     return 0;
   } finally {
-    await f.close();
+    await fh.close();
+  }
+}
+
+/**
+ * Writes all of `bytes` at `position` (a write may take fewer bytes than asked).
+ * @param {import('node:fs/promises').FileHandle} fh @param {Uint8Array} bytes @param {number} position
+ */
+async function writeAll(fh, bytes, position) {
+  for (let done = 0; done < bytes.length;) {
+    const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, position + done);
+    if (bytesWritten <= 0) throw new Error('the file system took no bytes');
+    done += bytesWritten;
+  }
+}
+
+// Temporary files being written, removed synchronously if a second signal ends the process at once.
+/** @type {Set<string>} */
+const pending = new Set();
+
+/** Error codes of link() on file systems without hard links (then: check, and rename). */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK', 'EXDEV']);
+/** Error codes of fsync on a directory where the platform does not allow it (Windows, some FS). */
+const NO_DIR_SYNC = new Set(['EISDIR', 'EINVAL', 'EPERM', 'EBADF', 'EACCES', 'ENOTSUP', 'EOPNOTSUPP']);
+
+/** @param {string} path follows symlinks; null when nothing is there */
+async function statOrNull(path) {
+  try {
+    return await stat(path);
+  } catch (e) {
+    if (/** @type {any} */ (e).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/**
+ * Catches SIGINT, SIGTERM and SIGHUP while a temporary file exists: the first asks the write to
+ * stop (check() throws Interrupted at the next step, and the file is removed on the way out); a
+ * second removes the temporary files synchronously and exits at once.
+ */
+function trapSignals() {
+  /** @type {keyof typeof SIGNAL_STATUS | null} */
+  let got = null;
+  const on = (/** @type {keyof typeof SIGNAL_STATUS} */ signal) => {
+    if (got) {
+      for (const p of pending) {
+        try {
+          unlinkSync(p);
+        } catch {
+          // already gone
+        }
+      }
+      process.exit(SIGNAL_STATUS[signal]);
+    }
+    got = signal;
+  };
+  const signals = /** @type {(keyof typeof SIGNAL_STATUS)[]} */ (Object.keys(SIGNAL_STATUS));
+  for (const s of signals) process.on(s, on);
+  return {
+    get signal() {
+      return got;
+    },
+    check() {
+      if (got) throw new Interrupted(got, 'nothing was written');
+    },
+    release() {
+      for (const s of signals) process.off(s, on);
+    },
+  };
+}
+
+/**
+ * Writes the file `path` through `fill(fh, check)`, which writes into an empty temporary file beside
+ * it and calls check() between steps. The temporary file is created exclusively (mode 0666 less the
+ * umask, as any new file), fsynced, and then moved to `path`: with --force by rename (atomic
+ * replace), without it by link (which fails if `path` appeared meanwhile). The directory is fsynced
+ * where the platform allows. Refuses (Refused) when `path` is the input (same device and inode,
+ * whatever the spelling, link or symlink), is not a regular file, or exists without `force`. On
+ * any error or signal the temporary file is removed and `path` is untouched. Errors name `path`.
+ * @param {string} path
+ * @param {{ force: boolean, input: { dev: number, ino: number } }} options
+ * @param {(fh: import('node:fs/promises').FileHandle, check: () => void) => Promise<void>} fill
+ */
+async function writeOutput(path, { force, input }, fill) {
+  const existing = await about(path, () => statOrNull(path));
+  if (existing) {
+    if (existing.dev === input.dev && existing.ino === input.ino)
+      throw new Refused(path, 'is the input file; write the output to another file');
+    if (!existing.isFile()) throw new Refused(path, 'exists and is not a regular file');
+    if (!force) throw new Refused(path, 'exists; --force replaces it');
+  }
+  const trap = trapSignals();
+  /** @type {string | null} */
+  let tmp = null;
+  /** @type {import('node:fs/promises').FileHandle | null} */
+  let fh = null;
+  try {
+    for (let attempt = 0; !fh; attempt++) {
+      const name = join(dirname(path), `.${basename(path).slice(0, 200)}.${randomBytes(6).toString('hex')}.tmp`);
+      try {
+        fh = await openFile(name, 'wx', 0o666);
+      } catch (e) {
+        if (/** @type {any} */ (e).code !== 'EEXIST' || attempt >= 10) throw e;
+        continue;
+      }
+      tmp = name;
+      pending.add(tmp);
+    }
+    await fill(fh, trap.check);
+    await fh.sync();
+    await fh.close();
+    fh = null;
+    trap.check();
+    await place(/** @type {string} */ (tmp), path, force);
+    pending.delete(/** @type {string} */ (tmp));
+    tmp = null;
+    await syncDir(dirname(path));
+  } catch (e) {
+    throw tag(e, path);
+  } finally {
+    if (fh) await fh.close().catch(() => {});
+    if (tmp) {
+      await unlink(tmp).catch(() => {});
+      pending.delete(tmp);
+    }
+    trap.release();
+  }
+  if (trap.signal) throw tag(new Interrupted(trap.signal, 'the output was written whole'), path);
+}
+
+/**
+ * Moves the complete temporary file `tmp` to `path`; without `force`, never over an existing file.
+ * @param {string} tmp @param {string} path @param {boolean} force
+ */
+async function place(tmp, path, force) {
+  if (force) return rename(tmp, path);
+  try {
+    await link(tmp, path);
+  } catch (e) {
+    const code = /** @type {any} */ (e).code;
+    if (code === 'EEXIST') throw new Refused(path, 'exists; --force replaces it');
+    if (!NO_HARD_LINKS.has(code)) throw e;
+    // No hard links here: check, then rename (a window between the two instead of none).
+    if (await statOrNull(path)) throw new Refused(path, 'exists; --force replaces it');
+    return rename(tmp, path);
+  }
+  await unlink(tmp);
+}
+
+/** fsyncs a directory so a rename in it survives a crash, where the platform allows it. */
+/** @param {string} dir */
+async function syncDir(dir) {
+  /** @type {import('node:fs/promises').FileHandle | undefined} */
+  let d;
+  try {
+    d = await openFile(dir, 'r');
+    await d.sync();
+  } catch (e) {
+    if (!NO_DIR_SYNC.has(/** @type {any} */ (e).code)) throw e;
+  } finally {
+    await d?.close();
   }
 }

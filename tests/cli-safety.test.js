@@ -1,0 +1,319 @@
+// The CLI as a real process (bin/blockquant in a child): it never destroys a file. OUT that is IN
+// by any name is refused; an existing OUT is kept without --force; OUT appears only complete (a
+// temporary file beside it is renamed into place) and a signal or a failed write leaves nothing
+// behind; a reader that goes away ends the command quietly; --version, per-command --help and
+// --opt=value; errors are one line naming the file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  mkdtempSync,
+  mkdirSync,
+  writeFileSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  linkSync,
+  symlinkSync,
+  cpSync,
+  openSync,
+  closeSync,
+  constants,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeGGUF, parseGGUF, GGMLType } from '../js/node.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'blockquant');
+const dirs = [];
+test.after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'bq-cli-safety-'));
+  dirs.push(d);
+  return d;
+};
+
+/** A GGUF with one F32 tensor of `rows` rows of 4096 values, and a 1-D norm. */
+function model(rows, kv = [{ key: 'general.name', type: 8, value: 'safety' }]) {
+  const w = new Float32Array(4096 * rows);
+  for (let i = 0; i < w.length; i++) w[i] = Math.sin(i * 0.37) * (1 + (i % 97) / 50);
+  return writeGGUF({
+    kv,
+    tensors: [
+      { name: 'blk.0.w', type: GGMLType.F32, dims: [4096, rows], data: new Uint8Array(w.buffer) },
+      { name: 'blk.0.norm', type: GGMLType.F32, dims: [64], data: new Uint8Array(256) },
+    ],
+  });
+}
+
+const sha = (path) => createHash('sha256').update(readFileSync(path)).digest('hex');
+const listing = (dir) => readdirSync(dir).sort();
+const noStack = (s) => assert.doesNotMatch(s, /\n\s+at |node:internal|Error:/, s);
+
+/**
+ * Runs bin/blockquant (or `command` with `argv`) in a child; resolves with its status and output.
+ * @returns {{ child: import('node:child_process').ChildProcess, done: Promise<{ code: number | null, signal: string | null, out: string, err: string }> }}
+ */
+function start(args, { cwd = ROOT, command = process.execPath, argv = [BIN, ...args], stdio = 'pipe' } = {}) {
+  const child = spawn(command, argv, { cwd, stdio });
+  let out = '',
+    err = '';
+  child.stdout?.on('data', (b) => (out += b));
+  child.stderr?.on('data', (b) => (err += b));
+  const done = new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, out, err }));
+  });
+  return { child, done };
+}
+const run = (args, options) => start(args, options).done;
+
+test('quantize refuses OUT that is IN by any name (also with --force), exit 2', async () => {
+  const dir = tempDir();
+  const a = join(dir, 'a.gguf');
+  writeFileSync(a, model(4));
+  mkdirSync(join(dir, 'sub'));
+  linkSync(a, join(dir, 'hard.gguf'));
+  symlinkSync(a, join(dir, 'sym.gguf'));
+  symlinkSync('a.gguf', join(dir, 'relsym.gguf'));
+  const before = sha(a);
+  const names = listing(dir);
+  for (const [input, output] of [
+    ['a.gguf', 'a.gguf'],
+    ['a.gguf', './a.gguf'],
+    ['./a.gguf', 'sub/../a.gguf'],
+    ['a.gguf', a],
+    ['a.gguf', 'hard.gguf'],
+    ['hard.gguf', 'a.gguf'],
+    ['a.gguf', 'sym.gguf'],
+    ['sym.gguf', 'relsym.gguf'],
+  ]) {
+    for (const force of [[], ['--force']]) {
+      const r = await run(['quantize', input, output, '--type', 'q4_0', ...force], { cwd: dir });
+      const what = `${input} -> ${output} ${force}`;
+      assert.equal(r.code, 2, `${what}: ${r.err}`);
+      assert.match(r.err, /^blockquant: .*: is the input file/, what);
+      noStack(r.err);
+      assert.equal(sha(a), before, what);
+      assert.deepEqual(listing(dir), names, what);
+    }
+  }
+});
+
+test('an existing OUT is kept without --force (exit 2) and replaced whole with it', async () => {
+  const dir = tempDir();
+  const input = join(dir, 'in.gguf');
+  const out = join(dir, 'out.gguf');
+  writeFileSync(input, model(4));
+  writeFileSync(out, 'precious');
+  const r = await run(['quantize', input, out, '--type', 'q8_0']);
+  assert.equal(r.code, 2, r.err);
+  assert.match(r.err, /^blockquant: .*out\.gguf: exists; --force replaces it\n$/);
+  assert.equal(readFileSync(out, 'utf8'), 'precious');
+  assert.deepEqual(listing(dir), ['in.gguf', 'out.gguf']);
+
+  const f = await run(['quantize', input, out, '--type', 'q8_0', '--force']);
+  assert.equal(f.code, 0, f.err);
+  const g = parseGGUF(new Uint8Array(readFileSync(out)));
+  assert.deepEqual(
+    g.tensors.map((t) => t.type),
+    [GGMLType.Q8_0, GGMLType.F32],
+  );
+  assert.deepEqual(listing(dir), ['in.gguf', 'out.gguf']);
+
+  // A new OUT gets the mode of any new file there (the umask applies), not the temp file's.
+  const fresh = join(dir, 'fresh.gguf');
+  assert.equal((await run(['quantize', input, fresh, '--type', 'q4_0'])).code, 0);
+  writeFileSync(join(dir, 'plain'), '');
+  assert.equal(statSync(fresh).mode, statSync(join(dir, 'plain')).mode);
+
+  // Something that is not a regular file is never replaced, --force or not.
+  mkdirSync(join(dir, 'adir'));
+  for (const force of [[], ['--force']]) {
+    const d = await run(['quantize', input, join(dir, 'adir'), '--type', 'q4_0', ...force]);
+    assert.equal(d.code, 2, d.err);
+    assert.match(d.err, /adir: exists and is not a regular file/);
+  }
+  assert.deepEqual(listing(dir), ['adir', 'fresh.gguf', 'in.gguf', 'out.gguf', 'plain']);
+});
+
+for (const [signal, status] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  test(`${signal} mid-write: exit ${status}, nothing under OUT, no temp file, IN unchanged`, async () => {
+    const dir = tempDir();
+    const input = join(dir, 'in.gguf');
+    writeFileSync(input, model(4096)); // 64 MiB of F32: quantizing it takes many chunks
+    const before = sha(input);
+    const { child, done } = start(['quantize', input, join(dir, 'out.gguf'), '--type', 'q4_0']);
+    let exited = false;
+    done.then(() => (exited = true));
+    // Wait (bounded poll, no clock) for the temporary file to appear, then interrupt.
+    for (let i = 0; i < 100000 && !exited && listing(dir).length < 2; i++) await new Promise((r) => setTimeout(r, 1));
+    const seen = listing(dir);
+    assert.equal(seen.length, 2, `no temporary file appeared: ${seen}`);
+    assert.match(
+      seen.find((n) => n !== 'in.gguf'),
+      /^\.out\.gguf\..*\.tmp$/,
+    );
+    child.kill(signal);
+    const r = await done;
+    assert.equal(r.code, status, r.err);
+    assert.match(r.err, new RegExp(`out\\.gguf: interrupted by ${signal}`));
+    noStack(r.err);
+    assert.deepEqual(listing(dir), ['in.gguf']);
+    assert.equal(sha(input), before);
+  });
+}
+
+test('a write that fails (file size limit) exits 1 naming OUT and leaves nothing', async () => {
+  const dir = tempDir();
+  const input = join(dir, 'in.gguf');
+  writeFileSync(input, model(64)); // 1 MiB of F32 -> 272 KiB of Q8_0, over a 64 KiB limit
+  const r = await run([], {
+    command: 'bash',
+    argv: [
+      '-c',
+      'ulimit -f 64 && exec "$0" "$@"',
+      process.execPath,
+      BIN,
+      'quantize',
+      input,
+      'out.gguf',
+      '--type',
+      'q8_0',
+    ],
+    cwd: dir,
+  });
+  assert.equal(r.code, 1, r.err);
+  assert.equal(r.err, 'blockquant: out.gguf: file too large (EFBIG)\n');
+  assert.deepEqual(listing(dir), ['in.gguf']);
+});
+
+test('errors are one line naming the file, exit 1, no stack trace, no temp file', async () => {
+  const dir = tempDir();
+  const input = join(dir, 'in.gguf');
+  writeFileSync(input, model(4));
+  writeFileSync(join(dir, 'text.gguf'), 'not a model at all');
+  mkdirSync(join(dir, 'd'));
+  for (const [args, want] of [
+    [['quantize', 'in.gguf', 'nodir/out.gguf', '--type', 'q4_0'], /^blockquant: nodir\/out\.gguf: no such file/],
+    [['quantize', 'missing.gguf', 'out.gguf', '--type', 'q4_0'], /^blockquant: missing\.gguf: no such file/],
+    [['quantize', 'd', 'out.gguf', '--type', 'q4_0'], /^blockquant: d: illegal operation on a directory/],
+    [['quantize', 'text.gguf', 'out.gguf', '--type', 'q4_0'], /^blockquant: text\.gguf: .*magic/i],
+    [['inspect', 'd'], /^blockquant: d: illegal operation on a directory/],
+    [['inspect', 'missing.gguf'], /^blockquant: missing\.gguf: no such file/],
+    [['dump', 'in.gguf', 'nope'], /^blockquant: in\.gguf: no tensor named "nope"/],
+  ]) {
+    const r = await run(args, { cwd: dir });
+    assert.equal(r.code, 1, `${args}: ${r.err}`);
+    assert.match(r.err, want);
+    assert.equal(r.err.split('\n').length, 2, r.err);
+    noStack(r.err);
+    assert.deepEqual(listing(dir), ['d', 'in.gguf', 'text.gguf'], args.join(' '));
+  }
+});
+
+test('a reader that went away ends every command quietly with status 0', async () => {
+  const dir = tempDir();
+  const input = join(dir, 'in.gguf');
+  writeFileSync(input, model(256));
+  // stdout is a FIFO whose only reader is closed before the child starts: every write is EPIPE.
+  const fifo = join(dir, 'fifo');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  for (const args of [
+    ['inspect', input],
+    ['inspect', input, '--json'],
+    ['dump', input, 'blk.0.w'],
+    ['stats', input],
+    ['quantize', input, join(dir, 'out.gguf'), '--type', 'q4_0'],
+    ['--help'],
+    ['--version'],
+    ['dump', '--help'],
+  ]) {
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    closeSync(reader);
+    const r = await run(args, { stdio: ['ignore', writer, 'pipe'] });
+    closeSync(writer);
+    assert.equal(r.code, 0, `${args}: ${r.err}`);
+    assert.equal(r.err, '', args.join(' '));
+  }
+  // And a real pipeline: `dump | head -c 10` (dump's output is far larger than a pipe buffer).
+  const p = spawnSync('bash', [
+    '-c',
+    '"$0" "$@" | head -c 10; echo " ${PIPESTATUS[*]}"',
+    process.execPath,
+    BIN,
+    'dump',
+    input,
+    'blk.0.w',
+  ]);
+  assert.equal(p.stderr.toString(), '');
+  assert.match(p.stdout.toString(), /^.{10} 0 0\n$/s);
+});
+
+test('--version prints package.json version, also from an installed copy', async () => {
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const r = await run(['--version']);
+  assert.deepEqual([r.code, r.out, r.err], [0, `${version}\n`, '']);
+  // An installed package: package.json and its "files", somewhere else, run from yet elsewhere.
+  const dir = tempDir();
+  const pkg = join(dir, 'node_modules', 'blockquant');
+  for (const f of ['package.json', 'js', 'bin']) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+  const i = await run(['--version'], { argv: [join(pkg, 'bin', 'blockquant'), '--version'], cwd: dir });
+  assert.deepEqual([i.code, i.out, i.err], [0, `${version}\n`, '']);
+});
+
+test('per-command --help, --opt=value, and strict options (exit 2 with the command usage)', async () => {
+  for (const cmd of ['inspect', 'dump', 'stats', 'quantize']) {
+    for (const args of [
+      [cmd, '--help'],
+      [cmd, '-h'],
+      ['help', cmd],
+      [cmd, 'x.gguf', '--help'],
+    ]) {
+      const r = await run(args);
+      assert.equal(r.code, 0, `${args}: ${r.err}`);
+      assert.match(r.out, new RegExp(`^usage: blockquant ${cmd} `), args.join(' '));
+      assert.doesNotMatch(r.out, /^commands:/m);
+    }
+    const u = await run([cmd, 'x.gguf', '--frob']);
+    assert.equal(u.code, 2, cmd);
+    assert.match(u.err, /^blockquant: unknown option '--frob'/);
+    assert.match(u.err, new RegExp(`\nusage: blockquant ${cmd} `));
+  }
+  const g = await run(['--help']);
+  assert.equal(g.code, 0);
+  assert.match(g.out, /^usage: blockquant <command>/);
+  assert.match(g.out, /--version/);
+
+  const dir = tempDir();
+  const input = join(dir, 'in.gguf');
+  writeFileSync(input, model(4));
+  const q = await run(['quantize', input, join(dir, 'o.gguf'), '--type=q5_0', '--keep-1d=f32']);
+  assert.equal(q.code, 0, q.err);
+  const o = parseGGUF(new Uint8Array(readFileSync(join(dir, 'o.gguf'))));
+  assert.deepEqual(
+    o.tensors.map((t) => t.type),
+    [GGMLType.Q5_0, GGMLType.F32],
+  );
+  const d = await run(['dump', input, 'blk.0.w', '--rows=1:3']);
+  assert.equal(d.code, 0, d.err);
+  assert.equal(d.out.trim().split('\n').length, 2);
+  for (const args of [
+    ['quantize', input, 'o2.gguf', '--type'],
+    ['inspect', input, '--json=yes'],
+    ['dump', input],
+  ]) {
+    const r = await run(args, { cwd: dir });
+    assert.equal(r.code, 2, `${args}: ${r.err}`);
+    assert.match(r.err, /\nusage: blockquant /);
+  }
+  assert.deepEqual(listing(dir), ['in.gguf', 'o.gguf']);
+});
