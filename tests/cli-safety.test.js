@@ -219,6 +219,20 @@ test('errors are one line naming the file, exit 1, no stack trace, no temp file'
   }
 });
 
+test('a failed write to stdout (a full disk) exits 1 naming stdout', async () => {
+  const dir = tempDir();
+  const input = join(dir, 'in.gguf');
+  writeFileSync(input, model(4));
+  for (const args of [['inspect', input], ['dump', input, 'blk.0.w'], ['--version']]) {
+    const r = await run([], {
+      command: 'bash',
+      argv: ['-c', 'exec "$0" "$@" > /dev/full', process.execPath, BIN, ...args],
+    });
+    assert.equal(r.code, 1, args.join(' '));
+    assert.equal(r.err, 'blockquant: stdout: no space left on device (ENOSPC)\n');
+  }
+});
+
 test('a reader that went away ends every command quietly with status 0', async () => {
   const dir = tempDir();
   const input = join(dir, 'in.gguf');

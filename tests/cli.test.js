@@ -146,3 +146,49 @@ test('errors name the file and exit 1; bad usage exits 2 with help', async () =>
   }
   assert.equal((await run('dump', tiny, 'nothere')).code, 1);
 });
+
+test('quantize sets general.file_type and general.quantization_version once, as llama.cpp does', async () => {
+  const cases = [
+    // No file_type: both keys are added after the last general.* key.
+    [
+      [
+        { key: 'general.name', type: 8, value: 'm' },
+        { key: 'llama.block_count', type: 4, value: 1 },
+      ],
+      'q4_0',
+      2,
+    ],
+    // A file_type of another type (INT32, as some writers store it) is replaced in place.
+    [
+      [
+        { key: 'general.file_type', type: 5, value: 1 },
+        { key: 'general.quantization_version', type: 4, value: 1 },
+        { key: 'general.name', type: 8, value: 'm' },
+      ],
+      'q5_0',
+      8,
+    ],
+    [[], 'q8_0', 7],
+  ];
+  for (const [kv, type, ftype] of cases) {
+    const input = join(dir, `ft-${type}.gguf`);
+    const out = join(dir, `ft-${type}-out.gguf`);
+    writeFileSync(
+      input,
+      writeGGUF({ kv, tensors: [{ name: 'w', type: GGMLType.F16, dims: [64, 8], data: bq.quantize('f16', w) }] }),
+    );
+    const r = await run('quantize', input, out, '--type', type);
+    assert.equal(r.code, 0, r.err);
+    const g = parseGGUF(new Uint8Array(readFileSync(out)));
+    const keys = g.kv.map((e) => e.key);
+    const want = kv.map((e) => e.key);
+    if (!want.includes('general.file_type')) {
+      const at = want.findLastIndex((k) => k.startsWith('general.')) + 1;
+      want.splice(at, 0, 'general.file_type', 'general.quantization_version');
+    }
+    assert.deepEqual(keys, want, type);
+    const ft = g.kv.find((e) => e.key === 'general.file_type');
+    const qv = g.kv.find((e) => e.key === 'general.quantization_version');
+    assert.deepEqual([ft.type, ft.value, qv.type, qv.value], [4, ftype, 4, 2], type);
+  }
+});
