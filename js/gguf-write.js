@@ -2,13 +2,15 @@
 //
 // The writer refuses exactly what parseGGUF (gguf-read.js, default options) refuses, plus any value
 // that would not read back equal: every field is checked while the header is encoded into a
-// private buffer, and nothing is returned (and no data-sized buffer allocated) unless all pass.
+// private buffer, the finished header is parsed by the reader itself (parseHeader, default
+// options), and nothing is returned (and no data-sized buffer allocated) unless all pass.
 // TypeError: the wrong kind of value (a string for an INT32, a missing itemType, data that is not
 // bytes). RangeError: a value out of range (UINT8 300, a float32 that rounds, a negative or
 // fractional dim, a wrong data length, a duplicate, a bad alignment, a cap exceeded).
 // Messages start with `kv "key"` (and the array index), `tensor "name"`, `alignment` or `spec`.
 
 import { typeInfo } from './types.js';
+import { parseHeader } from './gguf-read.js';
 import {
   VT,
   SIZE,
@@ -176,7 +178,15 @@ function encodeHeader(spec, needData) {
     if (offset > Number.MAX_SAFE_INTEGER) throw new RangeError(`${where}: the data section would exceed 2^53 bytes`);
   }
   w.zeros(pad(w.length, alignment) - w.length);
-  return { header: w.finish(), offsets, alignment, dataBytes: offset, data };
+  const header = w.finish();
+  // Backstop: the reader's own checks on the finished header, so that a cap the checks above do
+  // not spell out (the reader's budget of decoded items and bytes) cannot make a file it refuses.
+  try {
+    parseHeader(header, header.length + offset, {});
+  } catch (e) {
+    throw new RangeError(`spec: parseGGUF would refuse this file: ${/** @type {Error} */ (e).message}`, { cause: e });
+  }
+  return { header, offsets, alignment, dataBytes: offset, data };
 }
 
 /**
