@@ -437,7 +437,8 @@ class Writer {
 
   /**
    * A numeric scalar, checked for its type: integers in range (UINT64/INT64 as bigint or safe
-   * integer numbers), FLOAT32 exactly representable (NaN and infinities too), FLOAT64 any number.
+   * integer numbers), FLOAT32 rounded to float32 as gguf-py does (a finite value beyond float32's
+   * range, which would become an infinity, is refused; NaN and infinities pass), FLOAT64 any number.
    * @param {number} type
    * @param {unknown} v
    * @param {string} where
@@ -459,8 +460,8 @@ class Writer {
       throw new TypeError(`${where}: a value of type ${type} must be a number, got ${kind(v)}`);
     } else if (range && !Number.isInteger(v)) {
       throw new RangeError(`${where}: ${v} is not an integer`);
-    } else if (type === VT.FLOAT32 && Math.fround(v) !== v && v === v) {
-      throw new RangeError(`${where}: ${v} is not exactly representable as FLOAT32 (round it with Math.fround)`);
+    } else if (type === VT.FLOAT32 && Number.isFinite(v) && !Number.isFinite(Math.fround(v))) {
+      throw new RangeError(`${where}: ${v} is beyond the range of FLOAT32 (it would be written as an infinity)`);
     }
     if (range && (x < range[0] || x > range[1]))
       throw new RangeError(`${where}: ${show(v)} is out of range for type ${type} (${range[0]}..${range[1]})`);

@@ -197,10 +197,16 @@ test('integers: each width in range, safe or bigint 64-bit values, no coercion',
     assert.deepEqual(parseGGUF(writeGGUF(kv1('k', type, value))).kv, [{ key: 'k', type, value: want }]);
 });
 
-test('FLOAT32: values float32 cannot hold exactly are refused (no silent rounding); NaN and Inf pass', () => {
-  refuses(kv1('k', VT.FLOAT32, 0.1), RangeError, 'kv "k"');
+test('FLOAT32: values are rounded to float32 (as gguf-py does); finite values beyond its range are refused; NaN and Inf pass', () => {
   refuses(kv1('k', VT.FLOAT32, 1e39), RangeError, 'kv "k"');
-  refuses(kv1('k', VT.ARRAY, [0.5, 0.1], VT.FLOAT32), RangeError, 'kv "k"[1]');
+  refuses(kv1('k', VT.FLOAT32, -3.5e38), RangeError, 'kv "k"');
+  refuses(kv1('k', VT.ARRAY, [0.5, 1e39], VT.FLOAT32), RangeError, 'kv "k"[1]');
+  for (const value of [0.1, 1e-5, 1e-46])
+    assert.equal(parseGGUF(writeGGUF(kv1('k', VT.FLOAT32, value))).kv[0].value, Math.fround(value));
+  assert.deepEqual(Array.from(parseGGUF(writeGGUF(kv1('k', VT.ARRAY, [0.1, 1e-5], VT.FLOAT32))).kv[0].value), [
+    Math.fround(0.1),
+    Math.fround(1e-5),
+  ]);
   for (const value of [Math.fround(0.1), -0, NaN, Infinity, -Infinity, 3.4028234663852886e38, 2 ** -149])
     assert.deepEqual(parseGGUF(writeGGUF(kv1('k', VT.FLOAT32, value))).kv[0].value, value);
 });
@@ -541,7 +547,7 @@ const CORRUPTIONS = [
   ['string for a number', (s, r, pick) => addKV(s, r, { key: 'bad', type: pick(NUMERIC), value: '1' })],
   ['number for a string', (s, r) => addKV(s, r, { key: 'bad', type: VT.STRING, value: 1 })],
   ['number for a BOOL', (s, r) => addKV(s, r, { key: 'bad', type: VT.BOOL, value: 1 })],
-  ['inexact FLOAT32', (s, r) => addKV(s, r, { key: 'bad', type: VT.FLOAT32, value: 0.1 })],
+  ['FLOAT32 beyond its range', (s, r) => addKV(s, r, { key: 'bad', type: VT.FLOAT32, value: 1e39 })],
   ['unknown value type', (s, r) => addKV(s, r, { key: 'bad', type: 13, value: 0 })],
   ['array without itemType', (s, r) => addKV(s, r, { key: 'bad', type: VT.ARRAY, value: ['a'] })],
   [
