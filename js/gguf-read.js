@@ -185,9 +185,9 @@ class Reader {
   count(what, minItem, max = MAX_ITEMS) {
     const at = this.pos;
     // Read as two u32 halves: no BigInt per count (arrays of arrays read one count per item).
-    const lo = this.u32(what);
-    const hi = this.v1 ? 0 : this.u32(what);
-    const [l, h] = this.le ? [lo, hi] : [hi, lo];
+    const first = this.u32(what);
+    const second = this.v1 ? 0 : this.u32(what);
+    const [l, h] = this.le || this.v1 ? [first, second] : [second, first];
     const room = Math.max(0, this.size - this.pos);
     if (h !== 0 || l > MAX_ITEMS || l * minItem > room)
       throw new GGUFError(

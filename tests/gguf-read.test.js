@@ -83,6 +83,10 @@ test('every ArrayBufferView and ArrayBuffer is read as its bytes; nothing else i
   }
 });
 
+test('version 1 files in both byte orders (u32 counts are not swapped as u64 halves)', () => {
+  for (const le of [true, false]) checkSample(parseGGUF(sampleFile({ le, version: 1 }).bytes, { allowV1: true }), le);
+});
+
 test('a view of a SharedArrayBuffer is read like any other', () => {
   const { bytes } = sampleFile();
   const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
