@@ -2,7 +2,7 @@
 // memory in chunks, so inputs of any size work and memory stays near the staging budget.
 
 import { GGMLType, CODEC_TYPES, typeId, typeInfo, vecDotType, byteLength } from './types.js';
-import { rowRange, toLittleEndian } from './gguf.js';
+import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
 
 const ALIGN = 64;
 // Chunks are cut on multiples of 128 elements (4 blocks of 32, BQ_DOT_STEP in src/bq.h): the SIMD
@@ -396,7 +396,7 @@ export class Codec {
     const t = file.tensors.find((x) => x.name === name);
     if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
     const bytes = file.readTensor ? await file.readTensor(name) : /** @type {Function} */ (file.tensorBytes)(name);
-    return this.dequantize(t.type, file.littleEndian ? bytes : toLittleEndian(t.type, bytes));
+    return this.#decodeFileBytes(file, t, bytes, t.byteLength);
   }
 
   /**
@@ -411,18 +411,34 @@ export class Codec {
   async dequantizeRows(file, name, first, count) {
     const t = file.tensors.find((x) => x.name === name);
     if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
-    let bytes;
-    if (file.readRows) bytes = await file.readRows(name, first, count);
-    else {
-      const r = rowRange(t, first, count);
-      bytes = /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
-    }
-    return this.dequantize(t.type, file.littleEndian ? bytes : toLittleEndian(t.type, bytes));
+    const r = rowRange(t, first, count);
+    const bytes = file.readRows
+      ? await file.readRows(name, first, count)
+      : /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
+    return this.#decodeFileBytes(file, t, bytes, r.length);
+  }
+
+  /**
+   * Decodes bytes read from a file, in the tensor's own byte order (shards of a split model may
+   * differ), after checking that the reader returned exactly the bytes asked.
+   * @param {GGUFLike} file
+   * @param {GGUFLike['tensors'][number]} t
+   * @param {Uint8Array} bytes
+   * @param {number} want
+   */
+  #decodeFileBytes(file, t, bytes, want) {
+    if (!ArrayBuffer.isView(bytes) || bytes.byteLength !== want)
+      throw new GGUFError(
+        bytes?.byteLength > want ? 'LONG_READ' : 'SHORT_READ',
+        0,
+        `${t.name}: the reader returned ${bytes?.byteLength} bytes, not ${want}`,
+      );
+    return this.dequantize(t.type, (t.littleEndian ?? file.littleEndian) ? bytes : toLittleEndian(t.type, bytes));
   }
 }
 
 /**
- * @typedef {{ tensors: import('./gguf.js').TensorInfo[], littleEndian: boolean,
+ * @typedef {{ tensors: (import('./gguf.js').TensorInfo & { littleEndian?: boolean })[], littleEndian: boolean,
  *   readTensor?: (name: string) => Promise<Uint8Array>, readRows?: (name: string, first: number, count: number) => Promise<Uint8Array>,
  *   tensorBytes?: (name: string) => Uint8Array }} GGUFLike
  */

@@ -3,62 +3,123 @@
 
 import { GGUFError } from './gguf-format.js';
 import { NeedMore, parseHeader, findTensor } from './gguf-read.js';
-import { toSource } from './sources.js';
+import { toSource, signalOf } from './sources.js';
+import { typeInfo } from './types.js';
 
 /** @typedef {import('./gguf-format.js').ParseOptions} ParseOptions */
 /** @typedef {import('./gguf-format.js').TensorInfo} TensorInfo */
 /** @typedef {import('./sources.js').ByteSource} ByteSource */
 /** @typedef {import('./sources.js').OpenOptions} OpenOptions */
+/** @typedef {TensorInfo & { littleEndian: boolean }} OpenTensorInfo a tensor and its shard's byte order */
 
 /**
- * Byte range of rows [first, first + count) of a tensor (a row is ne0 elements).
- * @param {TensorInfo} t @param {number} first @param {number} count
+ * Byte range of rows [first, first + count) of a tensor (a row is ne0 elements; a tensor has the
+ * product of ne1.. rows, so one with a zero dimension may have none).
+ * @param {TensorInfo} t
+ * @param {number} first
+ * @param {number} count
+ * @returns {{ start: number, length: number }} bytes from the tensor's start
+ * @throws {TypeError} when first or count is not a number
+ * @throws {RangeError} when they are not integers or the rows lie outside the tensor
  */
 export function rowRange(t, first, count) {
-  const rows = t.dims.length ? t.nElements / t.dims[0] : 1;
-  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(count) || first < 0 || count < 0 || first + count > rows) {
+  if (typeof first !== 'number' || typeof count !== 'number')
+    throw new TypeError(`rows of ${t.name}: first and count must be numbers`);
+  // Computed without dividing: 0/0 rows would pass every range check as NaN.
+  const rows = t.dims.slice(1).reduce((a, b) => a * b, 1);
+  const { blockSize, typeSize } = typeInfo(t.type);
+  const rowBytes = ((t.dims.length ? t.dims[0] : 1) / blockSize) * typeSize;
+  if (
+    !Number.isSafeInteger(first) ||
+    !Number.isSafeInteger(count) ||
+    first < 0 ||
+    count < 0 ||
+    first > rows ||
+    count > rows - first
+  ) {
     throw new RangeError(`rows ${first}..${first + count} are outside ${t.name}, which has ${rows} rows`);
   }
-  const rowBytes = t.byteLength / rows;
   return { start: first * rowBytes, length: count * rowBytes };
 }
 
+/** Default cap on the header size. */
+const MAX_HEADER = 256 * 1024 * 1024;
+/** First header read: most headers fit; a large vocabulary takes a few doublings more. */
+const FIRST_READ = 1 << 20;
+
 /**
- * Reads just enough of a source to parse its header: starts small and doubles, up to
- * maxHeaderBytes (default 256 MiB).
+ * Reads just enough of a source to parse its header, incrementally: the first read is up to
+ * 1 MiB, and each time the parser needs more the buffer at least doubles by reading only the
+ * bytes after it (no byte is read twice; O(log size) reads), up to maxHeaderBytes.
  * @param {ByteSource} src
  * @param {ParseOptions} opt
  */
 async function readHeader(src, opt) {
-  const cap = opt.maxHeaderBytes ?? 256 * 1024 * 1024;
-  let len = Math.min(src.size, 1 << 20);
+  const cap = opt.maxHeaderBytes ?? MAX_HEADER;
+  let buf = await src.read(0, Math.min(src.size, cap, FIRST_READ));
   for (;;) {
-    const buf = await src.read(0, len);
+    let need;
     try {
       return parseHeader(buf, src.size, opt);
     } catch (e) {
       if (!(e instanceof NeedMore)) throw e;
-      if (len >= cap)
-        throw new GGUFError(
-          'HEADER_TOO_LARGE',
-          len,
-          `the header of ${src.name} is larger than ${cap} bytes (maxHeaderBytes)`,
-        );
-      len = Math.min(src.size, cap, Math.max(len * 2, e.end));
+      need = e.end;
     }
+    if (need > cap)
+      throw new GGUFError(
+        'HEADER_TOO_LARGE',
+        buf.length,
+        `the header of ${src.name} is larger than ${cap} bytes (maxHeaderBytes)`,
+      );
+    const len = Math.min(src.size, cap, Math.max(buf.length * 2, need));
+    // The parser only asks for bytes inside the file, so len > buf.length; anything else would loop.
+    if (!(len > buf.length))
+      throw new GGUFError(
+        'TRUNCATED',
+        buf.length,
+        `${src.name}: the header needs ${need} bytes, the file has ${src.size}`,
+      );
+    const more = await src.read(buf.length, len - buf.length);
+    const grown = new Uint8Array(len);
+    grown.set(buf);
+    grown.set(more, buf.length);
+    buf = grown;
   }
+}
+
+/**
+ * @param {OpenOptions} opt
+ */
+function checkOptions(opt) {
+  if (!opt || typeof opt !== 'object') throw new TypeError('openGGUF: options must be an object');
+  const m = opt.maxHeaderBytes;
+  if (m !== undefined) {
+    if (typeof m !== 'number') throw new TypeError(`openGGUF: maxHeaderBytes must be a number, got ${typeof m}`);
+    if (!Number.isSafeInteger(m) || m < 1)
+      throw new RangeError(`openGGUF: maxHeaderBytes must be a positive integer, got ${m}`);
+  }
+  signalOf(opt);
 }
 
 /**
  * Opens a GGUF file lazily: reads and validates the header (every tensor's data must lie inside
  * the source), then reads tensors on demand. An array of sources is a split model
- * (name-00001-of-0000N.gguf): metadata from the first shard, tensors from all.
+ * (name-00001-of-0000N.gguf): metadata from the first shard, tensors from all. Resolves to the
+ * header (version, kv, metadata, tensors with their shard's byte order in `littleEndian`, ...),
+ * shards, and readTensor/readRows, which return exactly the bytes asked or throw.
  * @param {unknown} source ArrayBuffer, Uint8Array, Blob/File, URL (HTTP Range), { size, read },
  *   or an array of those for a split model
- * @param {OpenOptions} [options]
- * @throws {GGUFError}
+ * @param {OpenOptions} [options] parse options (maxHeaderBytes, maxDepth, strictUtf8, allowV1);
+ *   for URLs fetch, headers and allowFullDownload; and signal, an AbortSignal checked before every
+ *   read of every source, now and in later readTensor/readRows calls (an abort rejects with its
+ *   reason). For a timeout pass `{ signal: AbortSignal.timeout(ms) }`; it then also covers later
+ *   reads, so for a deadline on opening only use AbortSignal.any or your own controller.
+ * @throws {GGUFError} for a malformed file or a source that fails, returns wrong data or changed
+ *   (codes include SHORT_READ, LONG_READ, CHANGED, NETWORK, NO_RANGE)
+ * @throws {TypeError | RangeError} for a source or option of the wrong type or range
  */
 export async function openGGUF(source, options = {}) {
+  checkOptions(options);
   const list = Array.isArray(source) ? source : [source];
   if (list.length === 0) throw new TypeError('openGGUF: no sources');
   const srcs = await Promise.all(list.map((s) => toSource(s, options)));
@@ -66,8 +127,9 @@ export async function openGGUF(source, options = {}) {
   const heads = [];
   for (const s of srcs) heads.push(await readHeader(s, options));
   const h = heads[0];
-  /** @type {TensorInfo[]} */
-  let tensors = h.tensors;
+  // Each tensor carries its shard's byte order: shards of a split model need not agree.
+  /** @type {OpenTensorInfo[]} */
+  let tensors = h.tensors.map((t) => ({ ...t, littleEndian: h.littleEndian }));
   if (srcs.length > 1 || h.metadata.has('split.count')) {
     const count = Number(h.metadata.get('split.count'));
     if (count !== srcs.length)
@@ -87,7 +149,7 @@ export async function openGGUF(source, options = {}) {
         if (names.has(t.name))
           throw new GGUFError('DUPLICATE_TENSOR', 0, `tensor ${JSON.stringify(t.name)} appears in two shards`);
         names.add(t.name);
-        tensors.push({ ...t, shard: i });
+        tensors.push({ ...t, shard: i, littleEndian: hd.littleEndian });
       }
     });
     if (h.metadata.has('split.tensors.count') && total !== tensors.length) {
@@ -102,14 +164,22 @@ export async function openGGUF(source, options = {}) {
   return {
     ...g,
     shards: heads.length,
-    /** The bytes of one tensor, read from the source. */
-    /** @param {string | TensorInfo} name */
+    /**
+     * The bytes of one tensor, read from the source (exactly byteLength bytes, or a GGUFError).
+     * @param {string | TensorInfo} name
+     * @returns {Promise<Uint8Array>}
+     */
     readTensor: (name) => {
       const t = findTensor(g, name);
       return read(t, 0, t.byteLength);
     },
-    /** Rows [first, first + count) of a tensor (a row is ne0 elements); reads only those bytes. */
-    /** @param {string | TensorInfo} name @param {number} first @param {number} count */
+    /**
+     * Rows [first, first + count) of a tensor (a row is ne0 elements); reads only those bytes.
+     * @param {string | TensorInfo} name
+     * @param {number} first
+     * @param {number} count
+     * @returns {Promise<Uint8Array>}
+     */
     readRows: (name, first, count) => {
       const t = findTensor(g, name);
       const r = rowRange(t, first, count);

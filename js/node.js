@@ -1,16 +1,24 @@
 // Node-only entry point: everything js/index.js exports, and openGGUF that also takes a file path
 // or an fs/promises FileHandle (read lazily with positional reads).
 import { open } from 'node:fs/promises';
-import { openGGUF as openAny } from './gguf.js';
+import { openGGUF as openAny, GGUFError } from './gguf.js';
 
 export * from './index.js';
 
 /**
+ * A file as a byte source. Its size and mtime are taken once; every read checks them again
+ * (fstat after the read), so a file truncated, grown or rewritten since is refused with
+ * GGUFError CHANGED instead of returning short, stale or mixed bytes.
  * @param {import('node:fs/promises').FileHandle} fh
  * @param {string} name
  */
 async function fileSource(fh, name) {
-  const { size } = await fh.stat();
+  const st = await fh.stat({ bigint: true });
+  if (st.size > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${name}: ${st.size} bytes is too large`);
+  const size = Number(st.size);
+  /** @param {number} offset */
+  const changed = (offset, /** @type {string} */ why) =>
+    new GGUFError('CHANGED', offset, `${name} changed since it was opened (${why})`);
   return {
     size,
     name,
@@ -20,17 +28,22 @@ async function fileSource(fh, name) {
       let done = 0;
       while (done < length) {
         const { bytesRead } = await fh.read(buf, done, length - done, offset + done);
-        if (bytesRead === 0) break;
+        if (bytesRead === 0) throw changed(offset + done, `it ends at byte ${offset + done}, not ${size}`);
         done += bytesRead;
       }
-      return done === length ? buf : buf.subarray(0, done);
+      const now = await fh.stat({ bigint: true });
+      if (now.size !== st.size) throw changed(offset, `size ${st.size} -> ${now.size}`);
+      if (now.mtimeNs !== st.mtimeNs || now.ino !== st.ino) throw changed(offset, 'it was modified');
+      return buf;
     },
   };
 }
 
 /**
  * openGGUF for Node: sources may also be file paths or FileHandles (or arrays of them, for split
- * models). Files opened from paths stay open until close() is called.
+ * models), read with positional reads; a file that changes after open is refused (GGUFError
+ * CHANGED). Files opened from paths stay open until close() is called; FileHandles passed in stay
+ * the caller's. Options and errors as for openGGUF in js/index.js.
  * @param {unknown} source
  * @param {import('./gguf.js').OpenOptions} [options]
  */
