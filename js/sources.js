@@ -204,6 +204,8 @@ async function urlSource(url, opt, signal) {
   const request = async (o, n) => {
     const headers = new Headers(opt.headers);
     headers.set('Range', `bytes=${o}-${o + n - 1}`);
+    // Byte ranges of the file itself, not of a compressed encoding (browsers decide this anyway).
+    if (!headers.has('Accept-Encoding')) headers.set('Accept-Encoding', 'identity');
     // If-Range needs a strong validator: a strong ETag, else Last-Modified.
     const validator = first && (first.etag && !first.etag.startsWith('W/') ? first.etag : first.lastModified);
     if (validator) headers.set('If-Range', validator);

@@ -44,6 +44,26 @@ test('a well-behaved server: exact ranges, If-Range with the first ETag', T, asy
   }
 });
 
+test('a weak ETag is compared but not sent in If-Range (Last-Modified is)', T, async () => {
+  const { bytes } = sample();
+  const s = await rangeServer(bytes, (r, a) => {
+    a.headers.etag = 'W/"v1"';
+  });
+  try {
+    const f = await openGGUF(s.url);
+    assert.equal((await f.readTensor('w')).length, 2176);
+    for (const r of s.log.slice(1)) assert.equal(r.headers['if-range'], 'Tue, 01 Dec 2026 00:00:00 GMT');
+  } finally {
+    await s.close();
+  }
+  await assert.rejects(
+    readThrough((r, a) => {
+      a.headers.etag = 'W/"v2"';
+    }),
+    gguf('CHANGED'),
+  );
+});
+
 test('a wrong Content-Range start, end or total is refused', T, async () => {
   const shift = (/** @type {number} */ ds, /** @type {number} */ de, /** @type {number} */ dt) => (r, a) => {
     a.headers['content-range'] = `bytes ${r.start + ds}-${r.end + de}/${sample().bytes.length + dt}`;
