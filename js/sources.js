@@ -200,6 +200,10 @@ async function urlSource(url, opt, signal) {
   if (typeof f !== 'function') throw new TypeError('openGGUF: fetch must be a function');
   /** @type {{ etag: string | null, lastModified: string | null, size: number } | null} */
   let first = null;
+  // If-Range is not a CORS-safelisted header: on a cross-origin URL in a page or worker it would
+  // need a preflight that many file hosts refuse. There the answers' validators are compared only.
+  const here = /** @type {any} */ (globalThis).location?.href;
+  const ifRange = !here || new URL(url).origin === new URL(here).origin;
   /** @param {number} o @param {number} n */
   const request = async (o, n) => {
     const headers = new Headers(opt.headers);
@@ -207,7 +211,8 @@ async function urlSource(url, opt, signal) {
     // Byte ranges of the file itself, not of a compressed encoding (browsers decide this anyway).
     if (!headers.has('Accept-Encoding')) headers.set('Accept-Encoding', 'identity');
     // If-Range needs a strong validator: a strong ETag, else Last-Modified.
-    const validator = first && (first.etag && !first.etag.startsWith('W/') ? first.etag : first.lastModified);
+    const validator =
+      ifRange && first && (first.etag && !first.etag.startsWith('W/') ? first.etag : first.lastModified);
     if (validator) headers.set('If-Range', validator);
     try {
       return { res: await f(url, { headers, signal }), conditional: !!validator };

@@ -238,3 +238,36 @@ test('the header is read incrementally over HTTP: O(log size) requests, each byt
     await s.close();
   }
 });
+
+test('in a page, If-Range goes only to the same origin (it is not CORS-safelisted)', T, async () => {
+  const { bytes } = sample();
+  const s = await rangeServer(bytes);
+  const g = /** @type {any} */ (globalThis);
+  try {
+    for (const [href, sent] of [
+      [new URL('/index.html', s.url).href, '"v1"'],
+      ['http://localhost:1/index.html', undefined],
+    ]) {
+      g.location = { href };
+      const before = s.log.length;
+      const f = await openGGUF(s.url);
+      await f.readTensor('w');
+      for (const r of s.log.slice(before + 1)) assert.equal(r.headers['if-range'], sent, href);
+    }
+  } finally {
+    delete g.location;
+    await s.close();
+  }
+  // Cross-origin, a changed file is still caught by its validators.
+  g.location = { href: 'http://localhost:1/index.html' };
+  try {
+    await assert.rejects(
+      readThrough((r, a) => {
+        a.headers.etag = '"v2"';
+      }),
+      gguf('CHANGED'),
+    );
+  } finally {
+    delete g.location;
+  }
+});
