@@ -172,7 +172,7 @@ function describe(e) {
   if (typeof x.message !== 'string') return String(e);
   if (typeof x.code === 'string' && typeof x.syscall === 'string' && x.message.startsWith(`${x.code}: `)) {
     const text = x.message.slice(x.code.length + 2);
-    const cut = text.lastIndexOf(`, ${x.syscall}`);
+    const cut = text.indexOf(`, ${x.syscall}`);
     return `${cut >= 0 ? text.slice(0, cut) : text} (${x.code})`;
   }
   return x.message;
@@ -240,7 +240,11 @@ export async function main(args, io) {
       return 2;
     }
     const file = /** @type {any} */ (e)?.file;
-    io.err.write(`blockquant: ${file ? `${file}: ` : ''}${describe(e)}\n`);
+    const msg = describe(e);
+    // Sources name themselves in their messages too: the file is named once.
+    io.err.write(
+      `blockquant: ${file ? `${file}: ` : ''}${file && msg.startsWith(`${file}: `) ? msg.slice(file.length + 2) : msg}\n`,
+    );
     return e instanceof Refused ? 2 : e instanceof Interrupted ? e.status : 1;
   }
 }
@@ -339,15 +343,22 @@ const jsonable = (v) =>
     ),
   );
 
-/** Opens a GGUF file (a path, or an open FileHandle read as `path`), tagging errors with its name. */
-/** @param {string} path @param {import('node:fs/promises').FileHandle} [fh] */
-function load(path, fh) {
-  return about(path, () => openGGUF(fh ?? path));
+/**
+ * Opens the GGUF file at `path` for reading, refusing what is not a regular file (a directory, a
+ * FIFO, a device: GGUF needs random access to a fixed size). Errors name the file.
+ * @param {string} path
+ */
+async function openInput(path) {
+  return about(path, async () => {
+    const st = await stat(path);
+    if (!st.isFile()) throw new Error(st.isDirectory() ? 'is a directory' : 'is not a regular file');
+    return { st, f: await openGGUF(path) };
+  });
 }
 
 /** @type {Command['run']} */
 async function inspect(pos, opt, print) {
-  const f = await load(pos[0]);
+  const { f } = await openInput(pos[0]);
   try {
     const totals = new Map();
     for (const t of f.tensors) {
@@ -422,7 +433,7 @@ async function dump(pos, opt, print) {
     [a, b] = [Number(m[1]), Number(m[2])];
     if (a > b) throw new Usage(`--rows ${opt.rows}: A is past B`, 'dump');
   }
-  const f = await load(pos[0]);
+  const { f } = await openInput(pos[0]);
   try {
     const t = f.tensors.find((x) => x.name === pos[1]);
     if (!t) throw tag(new Error(`no tensor named ${JSON.stringify(pos[1])}`), pos[0]);
@@ -447,7 +458,7 @@ async function stats(pos, opt, print, err) {
   for (const t of formats)
     if (!FORMATS.includes(t) && t !== 'q8_1' && t !== 'f16' && t !== 'bf16')
       throw new Usage(`--as: unknown format ${t}`, 'stats');
-  const f = await load(pos[0]);
+  const { f } = await openInput(pos[0]);
   try {
     const bq = await init();
     const chosen = f.tensors.filter(
@@ -518,62 +529,87 @@ async function quantize(pos, opt, print, err) {
     throw new Usage(`--type must be one of ${Object.keys(FILE_TYPE).join(', ')}`, 'quantize');
   if (opt['keep-1d'] !== undefined && opt['keep-1d'] !== 'f32') throw new Usage('--keep-1d takes f32', 'quantize');
   const target = GGMLType[/** @type {keyof typeof GGMLType} */ (type.toUpperCase())];
-  // The input is opened once; its device and inode tell whether OUT is the same file.
-  const fh = await about(inPath, () => openFile(inPath, 'r'));
+  const ftype = /** @type {keyof typeof FILE_TYPE} */ (type);
+  // The input's device and inode tell whether OUT is the same file. (Were the path swapped
+  // between the stat and the open, OUT would still be written whole from the open input.)
+  const { st: input, f } = await openInput(inPath);
   try {
-    const input = await about(inPath, () => fh.stat());
-    const f = await load(inPath, fh);
-    const bq = await init();
-    // Each float tensor of 2+ dimensions whose rows are whole blocks becomes `type`; 1-D tensors
-    // stay as they are (or become F32 with --keep-1d f32); everything else is copied.
-    const plan = f.tensors.map((t) => {
-      const is1d = t.dims.filter((d) => d > 1).length <= 1 && t.dims.length <= 1;
-      let to = t.type;
-      if (FLOATS.has(t.type)) {
-        if (is1d) to = opt['keep-1d'] === 'f32' ? GGMLType.F32 : t.type;
-        else if (t.dims[0] % 32 === 0) to = target;
-      }
-      const info = typeInfo(to);
-      return { t, to, byteLength: (t.nElements / info.blockSize) * info.typeSize };
-    });
-    const { header, offsets, alignment } = writeGGUFHeader({
-      kv: quantizedKV(f.kv, /** @type {keyof typeof FILE_TYPE} */ (type)),
+    const job = {
+      inPath,
+      outPath,
+      input,
+      target,
+      type: ftype,
+      keep1d: opt['keep-1d'] === 'f32',
+      force: opt.force === true,
+    };
+    return await quantizeTo(f, job, print, err);
+  } finally {
+    await f.close();
+  }
+}
+
+/**
+ * quantize, once the input is open: plans the tensors, writes OUT through writeOutput.
+ * @param {Awaited<ReturnType<typeof openGGUF>>} f the input
+ * @param {{ inPath: string, outPath: string, input: { dev: number, ino: number }, target: number,
+ *   type: keyof typeof FILE_TYPE, keep1d: boolean, force: boolean }} job `input`: the input's device
+ *   and inode; `target`: the ggml type id of `type`
+ * @param {(s: string) => void} print
+ * @param {Out} err
+ */
+async function quantizeTo(f, job, print, err) {
+  const { inPath, outPath, input, target, type } = job;
+  const bq = await init();
+  // Each float tensor of 2+ dimensions whose rows are whole blocks becomes `type`; 1-D tensors
+  // stay as they are (or become F32 with --keep-1d f32); everything else is copied.
+  const plan = f.tensors.map((t) => {
+    const is1d = t.dims.filter((d) => d > 1).length <= 1 && t.dims.length <= 1;
+    let to = t.type;
+    if (FLOATS.has(t.type)) {
+      if (is1d) to = job.keep1d ? GGMLType.F32 : t.type;
+      else if (t.dims[0] % 32 === 0) to = target;
+    }
+    const info = typeInfo(to);
+    return { t, to, byteLength: (t.nElements / info.blockSize) * info.typeSize };
+  });
+  const { header, offsets, alignment } = await about(inPath, async () =>
+    writeGGUFHeader({
+      kv: quantizedKV(f.kv, type),
       alignment: f.alignment,
       tensors: plan.map((p) => ({ name: p.t.name, type: p.to, dims: p.t.dims, byteLength: p.byteLength })),
-    });
-    await writeOutput(outPath, { force: opt.force === true, input }, async (out, check) => {
-      await writeAll(out, header, 0);
-      const total = plan.reduce((s, p) => s + p.t.nElements, 0);
-      let done = 0;
-      for (let i = 0; i < plan.length; i++) {
-        const { t, to } = plan[i];
-        const rowLen = t.dims[0] ?? 1;
-        const nRows = t.nElements / rowLen;
-        const rowsPer = Math.max(1, Math.floor((8 << 20) / (rowLen * 4))); // ~8 MB of f32 at a time
-        let at = header.length + offsets[i];
-        for (let r = 0; r < nRows; r += rowsPer) {
-          check();
-          const k = Math.min(rowsPer, nRows - r);
-          const bytes = await about(inPath, async () => {
-            if (to !== t.type) return bq.quantize(to, await bq.dequantizeRows(f, t.name, r, k));
-            const raw = await f.readRows(t.name, r, k);
-            return f.littleEndian ? raw : toLittleEndian(t.type, raw);
-          });
-          await writeAll(out, bytes, at);
-          at += bytes.length;
-        }
-        const padTo = header.length + offsets[i] + Math.ceil(plan[i].byteLength / alignment) * alignment;
-        if (padTo > at) await writeAll(out, new Uint8Array(padTo - at), at);
-        done += t.nElements;
-        progress(err, done, total);
+    }),
+  );
+  await writeOutput(outPath, { force: job.force, input }, async (out, check) => {
+    await writeAll(out, header, 0);
+    const total = plan.reduce((s, p) => s + p.t.nElements, 0);
+    let done = 0;
+    for (let i = 0; i < plan.length; i++) {
+      const { t, to } = plan[i];
+      const rowLen = t.dims[0] ?? 1;
+      const nRows = t.nElements / rowLen;
+      const rowsPer = Math.max(1, Math.floor((8 << 20) / (rowLen * 4))); // ~8 MB of f32 at a time
+      let at = header.length + offsets[i];
+      for (let r = 0; r < nRows; r += rowsPer) {
+        check();
+        const k = Math.min(rowsPer, nRows - r);
+        const bytes = await about(inPath, async () => {
+          if (to !== t.type) return bq.quantize(to, await bq.dequantizeRows(f, t.name, r, k));
+          const raw = await f.readRows(t.name, r, k);
+          return f.littleEndian ? raw : toLittleEndian(t.type, raw);
+        });
+        await writeAll(out, bytes, at);
+        at += bytes.length;
       }
-    });
-    const changed = plan.filter((p) => p.to !== p.t.type).length;
-    print(`${outPath}: ${changed} of ${plan.length} tensors converted to ${type}`);
-    return 0;
-  } finally {
-    await fh.close();
-  }
+      const padTo = header.length + offsets[i] + Math.ceil(plan[i].byteLength / alignment) * alignment;
+      if (padTo > at) await writeAll(out, new Uint8Array(padTo - at), at);
+      done += t.nElements;
+      progress(err, done, total);
+    }
+  });
+  const changed = plan.filter((p) => p.to !== p.t.type).length;
+  print(`${outPath}: ${changed} of ${plan.length} tensors converted to ${type}`);
+  return 0;
 }
 
 /**
@@ -670,7 +706,7 @@ async function writeOutput(path, { force, input }, fill) {
   let fh = null;
   try {
     for (let attempt = 0; !fh; attempt++) {
-      const name = join(dirname(path), `.${basename(path).slice(0, 200)}.${randomBytes(6).toString('hex')}.tmp`);
+      const name = join(dirname(path), `.${basename(path).slice(0, 64)}.${randomBytes(6).toString('hex')}.tmp`);
       try {
         fh = await openFile(name, 'wx', 0o666);
       } catch (e) {

@@ -201,12 +201,15 @@ test('errors are one line naming the file, exit 1, no stack trace, no temp file'
   writeFileSync(input, model(4));
   writeFileSync(join(dir, 'text.gguf'), 'not a model at all');
   mkdirSync(join(dir, 'd'));
+  assert.equal(spawnSync('mkfifo', [join(dir, 'fifo')]).status, 0); // opening it would wait for a writer
   for (const [args, want] of [
+    [['inspect', 'fifo'], /^blockquant: fifo: is not a regular file\n/],
+    [['quantize', 'fifo', 'out.gguf', '--type', 'q4_0'], /^blockquant: fifo: is not a regular file\n/],
     [['quantize', 'in.gguf', 'nodir/out.gguf', '--type', 'q4_0'], /^blockquant: nodir\/out\.gguf: no such file/],
     [['quantize', 'missing.gguf', 'out.gguf', '--type', 'q4_0'], /^blockquant: missing\.gguf: no such file/],
-    [['quantize', 'd', 'out.gguf', '--type', 'q4_0'], /^blockquant: d: illegal operation on a directory/],
+    [['quantize', 'd', 'out.gguf', '--type', 'q4_0'], /^blockquant: d: is a directory\n/],
     [['quantize', 'text.gguf', 'out.gguf', '--type', 'q4_0'], /^blockquant: text\.gguf: .*magic/i],
-    [['inspect', 'd'], /^blockquant: d: illegal operation on a directory/],
+    [['inspect', 'd'], /^blockquant: d: is a directory\n/],
     [['inspect', 'missing.gguf'], /^blockquant: missing\.gguf: no such file/],
     [['dump', 'in.gguf', 'nope'], /^blockquant: in\.gguf: no tensor named "nope"/],
   ]) {
@@ -215,7 +218,7 @@ test('errors are one line naming the file, exit 1, no stack trace, no temp file'
     assert.match(r.err, want);
     assert.equal(r.err.split('\n').length, 2, r.err);
     noStack(r.err);
-    assert.deepEqual(listing(dir), ['d', 'in.gguf', 'text.gguf'], args.join(' '));
+    assert.deepEqual(listing(dir), ['d', 'fifo', 'in.gguf', 'text.gguf'], args.join(' '));
   }
 });
 
