@@ -2,7 +2,7 @@
 // header first, then tensors and row ranges on demand.
 
 import { GGUFError } from './gguf-format.js';
-import { NeedMore, parseHeader, findTensor } from './gguf-read.js';
+import { NeedMore, parseHeader, findTensor, checkParseOptions } from './gguf-read.js';
 import { toSource, signalOf } from './sources.js';
 import { typeInfo } from './types.js';
 
@@ -92,6 +92,7 @@ async function readHeader(src, opt) {
  */
 function checkOptions(opt) {
   if (!opt || typeof opt !== 'object') throw new TypeError('openGGUF: options must be an object');
+  checkParseOptions(opt);
   const m = opt.maxHeaderBytes;
   if (m !== undefined) {
     if (typeof m !== 'number') throw new TypeError(`openGGUF: maxHeaderBytes must be a number, got ${typeof m}`);

@@ -36,7 +36,7 @@ export class NeedMore extends Error {
 
 // Memory budget. A header may cost at most BUDGET_PER_BYTE times the header bytes consumed so far
 // plus BUDGET_BASE bytes of decoded values, estimated with the COST_* figures (bytes of JS heap per
-// object, measured on V8 with process.memoryUsage() over a million of each, rounded up). A real
+// object, measured on V8's heap statistics over a million of each, rounded up). A real
 // vocabulary costs 2-4x its bytes; arrays of empty typed arrays would cost 18x (12 file bytes each
 // become a 200-byte typed array) and are refused with LIMIT long before they exhaust memory.
 const BUDGET_PER_BYTE = 8;
@@ -54,7 +54,7 @@ const hasShared = typeof SharedArrayBuffer === 'function';
 
 /**
  * A plain Uint8Array view of exactly the bytes of `data`: any ArrayBufferView (Uint8Array at any
- * byteOffset, Node Buffer, DataView, other typed arrays as their bytes) or an ArrayBuffer /
+ * byteOffset, a Node.js buffer, DataView, other typed arrays as their bytes) or an ArrayBuffer /
  * SharedArrayBuffer. Never copies, so the caller's memory is shared (and never written).
  * @param {unknown} data
  * @param {string} who the function name for the TypeError
@@ -67,7 +67,7 @@ export function asBytes(data, who) {
   if (tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]')
     return new Uint8Array(/** @type {ArrayBuffer} */ (data));
   const what = data === null ? 'null' : typeof data === 'object' ? tag.slice(8, -1) : typeof data;
-  throw new TypeError(`${who}: expected an ArrayBuffer or an ArrayBufferView (Uint8Array, Buffer, ...), got ${what}`);
+  throw new TypeError(`${who}: expected an ArrayBuffer or an ArrayBufferView (Uint8Array, DataView, ...), got ${what}`);
 }
 
 /**
@@ -499,7 +499,7 @@ export function findTensor(g, t) {
  * Parses a whole GGUF file held in memory. Metadata values are copies (64-bit integers as BigInt,
  * numeric arrays as typed arrays, BOOL arrays as a Uint8Array of the stored bytes: nonzero is true);
  * tensorBytes returns views of the input, which is never modified.
- * @param {ArrayBuffer | ArrayBufferView} data the file: an ArrayBuffer or any view (Buffer, DataView, ...)
+ * @param {ArrayBuffer | ArrayBufferView} data the file: an ArrayBuffer or any view (Uint8Array, a Node.js buffer, DataView, ...)
  * @param {ParseOptions} [options]
  * @throws {GGUFError} for anything malformed, truncated or hostile (code LIMIT when decoding would
  *   take more than about 8x the header's bytes of memory); TypeError/RangeError for bad arguments

@@ -40,6 +40,21 @@ async function fileSource(fh, name) {
 }
 
 /**
+ * Opens a path for reading; a path that cannot be opened (missing, unreadable) is a GGUFError
+ * OPEN naming it, with Node's error as the cause.
+ * @param {string} path
+ */
+async function openFile(path) {
+  try {
+    return await open(path, 'r');
+  } catch (e) {
+    const err = new GGUFError('OPEN', 0, `${path}: cannot open (${/** @type {Error} */ (e).message})`);
+    err.cause = e;
+    throw err;
+  }
+}
+
+/**
  * openGGUF for Node: sources may also be file paths or FileHandles (or arrays of them, for split
  * models), read with positional reads; a file that changes after open is refused (GGUFError
  * CHANGED). Files opened from paths stay open until close() is called; FileHandles passed in stay
@@ -55,7 +70,7 @@ export async function openGGUF(source, options = {}) {
     const srcs = [];
     for (const s of list) {
       if (typeof s === 'string' && !/^(https?|blob|data):/i.test(s)) {
-        const fh = await open(s, 'r');
+        const fh = await openFile(s);
         opened.push(fh);
         srcs.push(await fileSource(fh, s));
       } else if (s && typeof s === 'object' && 'fd' in s && 'stat' in s && 'read' in s) {

@@ -280,3 +280,35 @@ test('Node files: a file truncated or rewritten after open is CHANGED, never sho
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('parse options are validated before openGGUF reads a byte', T, async () => {
+  const { bytes } = sample();
+  for (const [options, E] of [
+    [{ maxDepth: NaN }, RangeError],
+    [{ maxDepth: '4' }, TypeError],
+    [{ strictUtf8: 1 }, TypeError],
+    [{ allowV1: 'yes' }, TypeError],
+  ]) {
+    const s = custom(bytes);
+    await assert.rejects(openGGUF(s, /** @type {any} */ (options)), E, JSON.stringify(options));
+    assert.equal(s.reads, 0, `${JSON.stringify(options)}: no read before the options are checked`);
+  }
+});
+
+test('a file path that cannot be opened is a GGUFError naming it, with the cause', T, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'bq-open-'));
+  try {
+    const missing = join(dir, 'missing.gguf');
+    await assert.rejects(openGGUF(missing), (/** @type {any} */ e) => {
+      assert.ok(e instanceof GGUFError, `expected GGUFError, got ${e}`);
+      assert.equal(e.code, 'OPEN');
+      assert.match(e.message, /missing\.gguf/);
+      assert.equal(e.cause?.code, 'ENOENT');
+      return true;
+    });
+    // A directory opens but cannot be read as a file.
+    await assert.rejects(openGGUF(dir), (/** @type {any} */ e) => e instanceof GGUFError);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
