@@ -2,7 +2,7 @@
 // in-process. An output is written under a temporary name beside its final one and renamed into
 // place only when complete and flushed: a user's file is never truncated, never the input, and
 // never replaced without --force.
-import { open as openFile, stat, rename, link, unlink } from 'node:fs/promises';
+import { open as openFile, stat, lstat, rename, link, unlink } from 'node:fs/promises';
 import { readFileSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -633,10 +633,13 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLI
 /** Error codes of fsync on a directory where the platform does not allow it (Windows, some FS). */
 const NO_DIR_SYNC = new Set(['EISDIR', 'EINVAL', 'EPERM', 'EBADF', 'EACCES', 'ENOTSUP', 'EOPNOTSUPP']);
 
-/** @param {string} path follows symlinks; null when nothing is there */
-async function statOrNull(path) {
+/**
+ * stat or lstat, null when nothing is there.
+ * @param {string} path @param {typeof stat} how
+ */
+async function statOrNull(path, how) {
   try {
-    return await stat(path);
+    return await how(path);
   } catch (e) {
     if (/** @type {any} */ (e).code === 'ENOENT') return null;
     throw e;
@@ -692,13 +695,13 @@ function trapSignals() {
  * @param {(fh: import('node:fs/promises').FileHandle, check: () => void) => Promise<void>} fill
  */
 async function writeOutput(path, { force, input }, fill) {
-  const existing = await about(path, () => statOrNull(path));
-  if (existing) {
-    if (existing.dev === input.dev && existing.ino === input.ino)
-      throw new Refused(path, 'is the input file; write the output to another file');
-    if (!existing.isFile()) throw new Refused(path, 'exists and is not a regular file');
-    if (!force) throw new Refused(path, 'exists; --force replaces it');
-  }
+  // What `path` leads to (through symlinks), and whether a name is there at all (a dangling symlink).
+  const target = await about(path, () => statOrNull(path, stat));
+  const entry = await about(path, () => statOrNull(path, lstat));
+  if (target && target.dev === input.dev && target.ino === input.ino)
+    throw new Refused(path, 'is the input file; write the output to another file');
+  if (target && !target.isFile()) throw new Refused(path, 'exists and is not a regular file');
+  if (entry && !force) throw new Refused(path, 'exists; --force replaces it');
   const trap = trapSignals();
   /** @type {string | null} */
   let tmp = null;
@@ -751,7 +754,7 @@ async function place(tmp, path, force) {
     if (code === 'EEXIST') throw new Refused(path, 'exists; --force replaces it');
     if (!NO_HARD_LINKS.has(code)) throw e;
     // No hard links here: check, then rename (a window between the two instead of none).
-    if (await statOrNull(path)) throw new Refused(path, 'exists; --force replaces it');
+    if (await statOrNull(path, lstat)) throw new Refused(path, 'exists; --force replaces it');
     return rename(tmp, path);
   }
   await unlink(tmp);

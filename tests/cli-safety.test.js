@@ -15,6 +15,7 @@ import {
   readdirSync,
   rmSync,
   statSync,
+  lstatSync,
   linkSync,
   symlinkSync,
   cpSync,
@@ -130,6 +131,16 @@ test('an existing OUT is kept without --force (exit 2) and replaced whole with i
   assert.equal((await run(['quantize', input, fresh, '--type', 'q4_0'])).code, 0);
   writeFileSync(join(dir, 'plain'), '');
   assert.equal(statSync(fresh).mode, statSync(join(dir, 'plain')).mode);
+
+  // A dangling symlink is an existing name: kept without --force, replaced (not followed) with it.
+  symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling.gguf'));
+  const dl = await run(['quantize', input, join(dir, 'dangling.gguf'), '--type', 'q4_0']);
+  assert.equal(dl.code, 2, dl.err);
+  assert.match(dl.err, /dangling\.gguf: exists; --force replaces it/);
+  assert.ok(lstatSync(join(dir, 'dangling.gguf')).isSymbolicLink());
+  assert.equal((await run(['quantize', input, join(dir, 'dangling.gguf'), '--type', 'q4_0', '--force'])).code, 0);
+  assert.ok(lstatSync(join(dir, 'dangling.gguf')).isFile());
+  rmSync(join(dir, 'dangling.gguf'));
 
   // Something that is not a regular file is never replaced, --force or not.
   mkdirSync(join(dir, 'adir'));
