@@ -72,7 +72,9 @@ pack: all types ## The npm package tarball (npm pack; its prepack step runs make
 	npm pack --silent
 
 ##@ Checking
-test: all native types test-native test-js typecheck ## Build everything and run every test
+JS_TESTS := $(filter-out tests/package.test.js,$(wildcard tests/*.test.js))
+
+test: all native types test-native test-js test-package typecheck ## Build everything and run every test
 	@echo "make test: all tests passed"
 
 test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive fp16/bf16 test
@@ -86,8 +88,11 @@ test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive
 	./build/native/test_half
 
 test-js: all types demo/sample.gguf | test-deps ## The JS suite (node --test), once per build: simd128, then scalar
-	BQ_BACKEND=simd128 $(NODE) --test tests/
-	BQ_BACKEND=scalar $(NODE) --test tests/
+	BQ_BACKEND=simd128 $(NODE) --test $(JS_TESTS)
+	BQ_BACKEND=scalar $(NODE) --test $(JS_TESTS)
+
+test-package: all types | test-deps ## The packed tarball installed and smoke-tested in Node, Deno, Bun, workerd, Chromium, Firefox, TypeScript
+	$(NODE) --test tests/package.test.js
 
 typecheck: dev-deps ## tsc --checkJs over js/
 	./node_modules/.bin/tsc -p tsconfig.json
@@ -154,4 +159,4 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: all native types pack test test-native test-js typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: all native types pack test test-native test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help

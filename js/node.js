@@ -3,7 +3,7 @@
 import { open } from 'node:fs/promises';
 import { openGGUF as openAny } from './gguf.js';
 
-export * from './index.js';
+export * from './index-node.js';
 
 /**
  * @param {import('node:fs/promises').FileHandle} fh
@@ -33,6 +33,7 @@ async function fileSource(fh, name) {
  * models). Files opened from paths stay open until close() is called.
  * @param {unknown} source
  * @param {import('./gguf.js').OpenOptions} [options]
+ * @returns {Promise<Awaited<ReturnType<typeof openAny>> & { close: () => Promise<void> }>}
  */
 export async function openGGUF(source, options = {}) {
   const list = Array.isArray(source) ? source : [source];
