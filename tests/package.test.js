@@ -29,6 +29,13 @@ const expected = {};
 const versions = { node: process.version };
 
 /**
+ * The JSON that `npm pack --json` prints after whatever its prepack step printed (make's own
+ * lines, such as make[1]: Entering directory).
+ * @param {string} stdout
+ */
+const packJSON = (stdout) => stdout.slice(stdout.search(/^\[$/m));
+
+/**
  * Every result of a runtime: no failed check, and the digest this process gets from js/.
  * @param {any} results
  * @param {string} where
@@ -46,7 +53,7 @@ before(async () => {
   expected.scalar = (await smoke(repoLib, { init: { backend: 'scalar' } })).digest;
   // The tarball (prepack builds what is missing), installed with no registry access.
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', TMP], { cwd: REPO, maxBuffer: 1 << 24 });
-  const tgz = join(TMP, JSON.parse(stdout.slice(stdout.indexOf('[')))[0].filename);
+  const tgz = join(TMP, JSON.parse(packJSON(stdout))[0].filename);
   mkdirSync(APP);
   writeFileSync(join(APP, 'package.json'), JSON.stringify({ name: 'bq-smoke', private: true, type: 'module' }));
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tgz], { cwd: APP });
@@ -57,7 +64,7 @@ after(() => rmSync(TMP, { recursive: true, force: true }));
 
 test('the tarball holds the builds, JS, declarations, README and LICENSE, and nothing else', async () => {
   const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO });
-  const files = JSON.parse(stdout.slice(stdout.indexOf('[')))[0].files.map((/** @type {any} */ f) => f.path);
+  const files = JSON.parse(packJSON(stdout))[0].files.map((/** @type {any} */ f) => f.path);
   for (const f of [
     'LICENSE',
     'README.md',
