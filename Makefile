@@ -1,7 +1,9 @@
 # blockquant: `make help` lists the targets.
 #
-# Everything a target needs is installed by the `deps` target on first use: Debian packages with
-# apt-get (emscripten, wabt, chromium for the browser test) and npm dev dependencies with `npm ci` from package-lock.json.
+# Everything a target needs is installed on first use: the build needs only Debian's emscripten and
+# wabt (`deps`); checks, formatting and the benchmark add the npm dev dependencies (`dev-deps`:
+# `npm ci` from package-lock.json, which pins typescript, vite, esbuild, deno, bun and workerd);
+# the tests add the browsers (`test-deps`: Debian's chromium and firefox-esr).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -27,6 +29,8 @@ WASM_SCALAR := wasm/blockquant-scalar.wasm
 JS_EMBED := js/wasm/simd128.js js/wasm/scalar.js
 
 STAMP := build/.stamp
+DEV_STAMP := build/.dev-stamp
+TEST_STAMP := build/.test-stamp
 
 ##@ Building
 all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) ## Build both wasm modules and the JS modules that embed them (default)
@@ -56,8 +60,21 @@ build/native/libblockquant.a: $(SRC_COMMON) $(SRC_REF) $(HEADERS) ## Native stat
 
 native: build/native/libblockquant.a ## Build the native static library
 
+types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
+
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+	rm -rf types
+	./node_modules/.bin/tsc -p tools/tsconfig.types.json
+	rm -rf types/wasm
+	cp tools/wasm.d.ts types/wasm.d.ts
+
+pack: all types ## The npm package tarball (npm pack; its prepack step runs make all types)
+	npm pack --silent
+
 ##@ Checking
-test: all native test-native test-js typecheck ## Build everything and run every test
+JS_TESTS := $(filter-out tests/package.test.js,$(wildcard tests/*.test.js))
+
+test: all native types test-native test-js test-package typecheck ## Build everything and run every test
 	@echo "make test: all tests passed"
 
 test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive fp16/bf16 test
@@ -70,14 +87,17 @@ test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive
 	  -o build/native/test_half
 	./build/native/test_half
 
-test-js: all demo/sample.gguf ## The JS suite (node --test), once per build: simd128, then scalar
-	BQ_BACKEND=simd128 $(NODE) --test tests/
-	BQ_BACKEND=scalar $(NODE) --test tests/
+test-js: all types demo/sample.gguf | test-deps ## The JS suite (node --test), once per build: simd128, then scalar
+	BQ_BACKEND=simd128 $(NODE) --test $(JS_TESTS)
+	BQ_BACKEND=scalar $(NODE) --test $(JS_TESTS)
 
-typecheck: deps ## tsc --checkJs over js/
+test-package: all types | test-deps ## The packed tarball installed and smoke-tested in Node, Deno, Bun, workerd, Chromium, Firefox, TypeScript
+	$(NODE) --test tests/package.test.js
+
+typecheck: dev-deps ## tsc --checkJs over js/
 	./node_modules/.bin/tsc -p tsconfig.json
 
-fmt: deps ## Format the sources: clang-format (C), prettier (JS, HTML, CSS)
+fmt: dev-deps ## Format the sources: clang-format (C), prettier (JS, HTML, CSS)
 	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h tests/native/*.c tests/native/*.h
 	./node_modules/.bin/prettier --log-level warn --write "js/**/*.js" "tests/**/*.{js,mjs}" "bench/**/*.js" \
 	  "demo/**/*.{js,html,css}" "tools/**/*.mjs"
@@ -90,8 +110,9 @@ demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (POR
 demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED)
 	$(NODE) demo/make-sample.js
 
-bench: all bench/out/ceiling.wasm ## Benchmark: writes bench/out/latest.json and prints ratios
+bench: all bench/out/ceiling.wasm | dev-deps ## Benchmark: writes bench/out/latest.json, prints ratios and the download size
 	$(NODE) bench/bench.js
+	$(NODE) bench/size.js
 
 bench/out/ceiling.wasm: bench/ceiling.c | deps
 	@mkdir -p bench/out
@@ -103,26 +124,39 @@ disasm: $(WASM_SIMD) ## Disassemble the SIMD128 build into build/simd128.dis
 	wasm-objdump -d $(WASM_SIMD) > build/simd128.dis
 
 ##@ Housekeeping
-deps: $(STAMP) ## Install what is missing (apt-get: emscripten wabt chromium; npm ci)
+deps: $(STAMP) ## Install what building needs (apt-get: emscripten wabt)
 
-$(STAMP): package-lock.json
-	@missing=""; \
-	command -v emcc >/dev/null || missing="$$missing emscripten"; \
-	command -v wasm-objdump >/dev/null || missing="$$missing wabt"; \
-	command -v chromium >/dev/null || missing="$$missing chromium"; \
+dev-deps: $(DEV_STAMP) ## Install the npm dev dependencies (npm ci)
+
+test-deps: $(TEST_STAMP) dev-deps ## Install what the tests add (apt-get: chromium firefox-esr)
+
+# $(call apt-install,command package ...): apt-get install each package whose command is missing.
+apt-install = missing=""; \
+	for pair in $(1); do cmd=$${pair%%=*}; pkg=$${pair\#*=}; \
+	  command -v $$cmd >/dev/null || missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+
+$(STAMP):
+	@$(call apt-install,emcc=emscripten wasm-objdump=wabt)
+	@mkdir -p build && touch $@
+
+$(DEV_STAMP): package-lock.json
 	npm ci --no-audit --no-fund
 	@mkdir -p build && touch $@
 
+$(TEST_STAMP):
+	@$(call apt-install,chromium=chromium firefox-esr=firefox-esr)
+	@mkdir -p build && touch $@
+
 clean: ## Remove build outputs
-	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm demo/sample.gguf bench/out tests/artifacts
+	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm types demo/sample.gguf bench/out tests/artifacts blockquant-*.tgz
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: all native test test-native test-js typecheck fmt demo bench disasm deps clean help
+.PHONY: all native types pack test test-native test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help

@@ -3,7 +3,7 @@
 import { open } from 'node:fs/promises';
 import { openGGUF as openAny, GGUFError } from './gguf.js';
 
-export * from './index.js';
+export * from './index-node.js';
 
 /**
  * A file as a byte source. Its size and mtime are taken once; every read checks them again
@@ -61,6 +61,7 @@ async function openFile(path) {
  * the caller's. Options and errors as for openGGUF in js/index.js.
  * @param {unknown} source
  * @param {import('./gguf.js').OpenOptions} [options]
+ * @returns {Promise<Awaited<ReturnType<typeof openAny>> & { close: () => Promise<void> }>}
  */
 export async function openGGUF(source, options = {}) {
   const list = Array.isArray(source) ? source : [source];

@@ -1,0 +1,74 @@
+// Where browsers, bundlers and workers find the bundled builds: the .wasm file next to this
+// package's js/ folder, fetched with a streaming compile. Vite, webpack, Parcel and Rollup see each
+// `new URL('...wasm', import.meta.url)` and emit that file as an asset; a bundle that does not
+// (esbuild), or a runtime that cannot fetch it, falls back to a copy embedded as base64 in a module
+// of its own (js/wasm/*.js), imported only then, so other builds never download it.
+import { compileBytes } from './loader.js';
+
+/** @typedef {import('./loader.js').Backend} Backend */
+
+/**
+ * @param {Backend} backend
+ * @returns {URL}
+ */
+function wasmURL(backend) {
+  // Two literal expressions, not one with a variable: bundlers rewrite only the literal form, and
+  // only the selected build is then fetched.
+  return backend === 'simd128'
+    ? new URL('../wasm/blockquant-simd128.wasm', import.meta.url)
+    : new URL('../wasm/blockquant-scalar.wasm', import.meta.url);
+}
+
+/**
+ * @param {string} b64
+ * @returns {Uint8Array<ArrayBuffer>}
+ */
+function fromBase64(b64) {
+  const bin = atob(b64);
+  const out = new Uint8Array(new ArrayBuffer(bin.length));
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/**
+ * Fetches and compiles the .wasm file of a build; streaming where the server sends
+ * application/wasm, from the bytes otherwise.
+ * @param {URL} url
+ * @returns {Promise<WebAssembly.Module>}
+ */
+async function fetchModule(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  if (
+    typeof WebAssembly.compileStreaming === 'function' &&
+    /^application\/wasm\b/.test(res.headers.get('content-type') ?? '')
+  ) {
+    return WebAssembly.compileStreaming(res);
+  }
+  return WebAssembly.compile(await res.arrayBuffer());
+}
+
+/**
+ * The compiled module of a bundled build: the .wasm file fetched, or where that is impossible (no
+ * fetch, no file next to the bundle, a fetch that fails), the embedded copy.
+ * @param {Backend} backend
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export async function bundledModule(backend) {
+  try {
+    return await fetchModule(wasmURL(backend));
+  } catch {
+    // Fall through to the embedded copy; its own failure is the one reported.
+  }
+  let b64;
+  try {
+    b64 = (await (backend === 'simd128' ? import('./wasm/simd128.js') : import('./wasm/scalar.js'))).default;
+  } catch (e) {
+    throw new Error(
+      `the blockquant ${backend} build is missing: neither wasm/blockquant-${backend}.wasm nor js/wasm/${backend}.js ` +
+        `could be loaded (${/** @type {Error} */ (e).message}); in a clone, run make`,
+      { cause: e },
+    );
+  }
+  return compileBytes(fromBase64(b64), backend);
+}

@@ -1,0 +1,44 @@
+// init, shared by the entry points: option checks, backend selection, instantiation.
+
+import { Codec } from './codec.js';
+import { backendOf, instantiate, moduleFrom, simdSupported } from './loader.js';
+
+/**
+ * @typedef {object} InitOptions
+ * @property {'auto' | 'simd128' | 'scalar'} [backend] 'auto' (default) picks simd128 where the
+ *   runtime validates SIMD128; a named backend is honoured or init throws
+ * @property {WebAssembly.Module | BufferSource | URL | string} [module] a build to use instead of
+ *   the bundled one (edge runtimes import .wasm files as compiled modules)
+ * @property {number} [stagingBytes] wasm memory used to stream data through (default 4 MiB);
+ *   any input size works, in chunks of about this size
+ * @property {typeof fetch} [fetch] used when module is a URL
+ */
+
+const DEFAULT_STAGING = 4 << 20;
+
+/**
+ * init with a given way of loading the bundled builds (see js/loader.js).
+ * @param {InitOptions} options
+ * @param {import('./loader.js').BundledLoader} bundled
+ * @returns {Promise<Codec>}
+ */
+export async function initWith(options, bundled) {
+  const backend = options.backend ?? 'auto';
+  if (!['auto', 'simd128', 'scalar'].includes(backend)) {
+    throw new TypeError(`backend must be 'auto', 'simd128' or 'scalar', got ${JSON.stringify(backend)}`);
+  }
+  const staging = options.stagingBytes ?? DEFAULT_STAGING;
+  if (!Number.isSafeInteger(staging) || staging < 4096) throw new RangeError('stagingBytes must be an integer >= 4096');
+  let module;
+  if (options.module !== undefined) {
+    module = await moduleFrom(options.module, options.fetch);
+  } else {
+    if (backend === 'simd128' && !simdSupported())
+      throw new Error('backend simd128 requested, but this runtime does not support WebAssembly SIMD128');
+    module = await bundled(backend === 'scalar' || (backend === 'auto' && !simdSupported()) ? 'scalar' : 'simd128');
+  }
+  const got = backendOf(module);
+  if (backend !== 'auto' && got !== backend)
+    throw new Error(`backend ${backend} requested, but the given module is the ${got} build`);
+  return new Codec(await instantiate(module), got, staging);
+}

@@ -1,0 +1,371 @@
+// The package as a user gets it: `npm pack`, the tarball installed into a fresh project outside the
+// repository, and one smoke script (tests/package/smoke.js: init, every type's quantize and
+// dequantize, the dots and matvec, writeGGUF -> parseGGUF -> openGGUF(Blob) -> dequantizeTensor)
+// run in Node, Deno, Bun, workerd, headless Chromium (plain-ESM page, Vite build, esbuild build,
+// each in a page and a module worker) and Firefox. Every runtime must pass the script's own checks
+// and produce the same bytes as this process does from js/. A strict TypeScript consumer compiles
+// against the installed types. Run once, not per build (make test-package).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as repoLib from '../js/index.js';
+import { smoke } from './package/smoke.js';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const HERE = fileURLToPath(new URL('./package/', import.meta.url));
+const bin = (/** @type {string} */ name) => join(REPO, 'node_modules', '.bin', name);
+const TMP = mkdtempSync(join(tmpdir(), 'bq-package-'));
+const APP = join(TMP, 'app');
+/** @type {Record<string, string>} */
+const expected = {};
+/** @type {Record<string, string>} */
+const versions = { node: process.version };
+
+/**
+ * The JSON that `npm pack --json` prints after whatever its prepack step printed (make's own
+ * lines, such as make[1]: Entering directory).
+ * @param {string} stdout
+ */
+const packJSON = (stdout) => stdout.slice(stdout.search(/^\[$/m));
+
+/**
+ * Every result of a runtime: no failed check, and the digest this process gets from js/.
+ * @param {any} results
+ * @param {string} where
+ */
+function assertResults(results, where) {
+  assert.ok(Array.isArray(results), `${where}: ${JSON.stringify(results)}`);
+  for (const r of results) {
+    assert.deepEqual(r.failures, [], `${where} (${r.backend})`);
+    assert.equal(r.digest, expected[r.backend], `${where}: ${r.backend} results differ from js/ in Node`);
+  }
+}
+
+before(async () => {
+  expected.simd128 = (await smoke(repoLib, { init: { backend: 'simd128' } })).digest;
+  expected.scalar = (await smoke(repoLib, { init: { backend: 'scalar' } })).digest;
+  // The tarball (prepack builds what is missing), installed with no registry access.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', TMP], { cwd: REPO, maxBuffer: 1 << 24 });
+  const tgz = join(TMP, JSON.parse(packJSON(stdout))[0].filename);
+  mkdirSync(APP);
+  writeFileSync(join(APP, 'package.json'), JSON.stringify({ name: 'bq-smoke', private: true, type: 'module' }));
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tgz], { cwd: APP });
+  for (const f of readdirSync(HERE)) cpSync(join(HERE, f), join(APP, f));
+});
+
+after(() => rmSync(TMP, { recursive: true, force: true }));
+
+test('the tarball holds the builds, JS, declarations, README and LICENSE, and nothing else', async () => {
+  const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO });
+  const files = JSON.parse(packJSON(stdout))[0].files.map((/** @type {any} */ f) => f.path);
+  for (const f of [
+    'LICENSE',
+    'README.md',
+    'package.json',
+    'bin/blockquant',
+    'js/index.js',
+    'js/index-node.js',
+    'js/index-workerd.js',
+    'js/wasm/simd128.js',
+    'wasm/blockquant-simd128.wasm',
+    'wasm/blockquant-scalar.wasm',
+    'types/index.d.ts',
+    'types/node.d.ts',
+    'types/wasm.d.ts',
+  ]) {
+    assert.ok(files.includes(f), `${f} is packed`);
+  }
+  const allowed =
+    /^(LICENSE|README\.md|package\.json|bin\/blockquant|js\/[\w-]+\.js|js\/wasm\/\w+\.js|wasm\/[\w-]+\.wasm|types\/[\w-]+\.d\.ts)$/;
+  assert.deepEqual(
+    files.filter((/** @type {string} */ f) => !allowed.test(f)),
+    [],
+  );
+});
+
+test('Node, Deno and Bun run the smoke script against the installed package', async (t) => {
+  const env = { ...process.env, DENO_NO_UPDATE_CHECK: '1', DENO_DIR: join(TMP, 'deno'), NO_COLOR: '1' };
+  const runtimes = {
+    node: [process.execPath, ['run.mjs']],
+    deno: [bin('deno'), ['run', '--no-lock', '--allow-read', '--allow-env', 'run.mjs']],
+    bun: [bin('bun'), ['run.mjs']],
+  };
+  versions.deno = (await run(bin('deno'), ['--version'])).stdout.split('\n')[0];
+  versions.bun = (await run(bin('bun'), ['--version'])).stdout.trim();
+  for (const [name, [cmd, args]] of Object.entries(runtimes)) {
+    await t.test(name, async () => {
+      const { stdout } = await run(/** @type {string} */ (cmd), /** @type {string[]} */ (args), { cwd: APP, env });
+      assertResults(JSON.parse(stdout), name);
+    });
+  }
+  t.diagnostic(`node ${versions.node}, ${versions.deno}, bun ${versions.bun}`);
+});
+
+test('workerd: init() with no argument through the workerd condition; the default entry says what to pass', async (t) => {
+  const esbuild = await import('esbuild');
+  const dir = join(APP, 'workerd');
+  mkdirSync(dir);
+  // As wrangler does: .wasm imports stay imports of wasm modules listed in the config.
+  /** @type {import('esbuild').Plugin} */
+  const wasmModules = {
+    name: 'wasm-modules',
+    setup(b) {
+      b.onResolve({ filter: /\.wasm$/ }, (a) => {
+        const file = join(a.resolveDir, a.path);
+        cpSync(file, join(dir, file.split('/').pop() ?? ''));
+        return { path: file.split('/').pop(), external: true };
+      });
+      b.onResolve({ filter: /^\.\/default-entry\.js$/ }, () => ({ path: './default-entry.js', external: true }));
+    },
+  };
+  const common = {
+    bundle: true,
+    format: /** @type {const} */ ('esm'),
+    absWorkingDir: APP,
+    logLevel: /** @type {const} */ ('error'),
+  };
+  await esbuild.build({
+    ...common,
+    entryPoints: ['worker-workerd.js'],
+    outfile: join(dir, 'worker.js'),
+    conditions: ['workerd', 'worker', 'browser'],
+    plugins: [wasmModules],
+  });
+  await esbuild.build({ ...common, entryPoints: ['default-entry.js'], outfile: join(dir, 'default-entry.js') });
+  writeFileSync(
+    join(dir, 'config.capnp'),
+    `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .worker) ],
+  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
+);
+const worker :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "worker.js"),
+    (name = "default-entry.js", esModule = embed "default-entry.js"),
+    (name = "blockquant-simd128.wasm", wasm = embed "blockquant-simd128.wasm"),
+    (name = "blockquant-scalar.wasm", wasm = embed "blockquant-scalar.wasm"),
+  ],
+  compatibilityDate = "2025-01-01",
+);
+`,
+  );
+  versions.workerd = (await run(bin('workerd'), ['--version'])).stdout.trim();
+  const child = spawn(bin('workerd'), ['serve', 'config.capnp', '--control-fd=3'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d) => (stderr += d));
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let buf = '';
+      child.stdio[3]?.on('data', (/** @type {Buffer} */ d) => {
+        buf += d;
+        for (const line of buf.split('\n')) {
+          const m = line.startsWith('{') ? JSON.parse(line) : null;
+          if (m?.event === 'listen' && m.socket === 'http') resolve(m.port);
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`workerd exited with ${code}: ${stderr}`)));
+    });
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    const body = await res.text();
+    assert.equal(res.status, 200, body + stderr);
+    const out = JSON.parse(body);
+    assertResults(out.results, 'workerd');
+    assert.match(out.plain, /does not allow compiling WebAssembly/);
+    assert.match(
+      out.plain,
+      /import wasm from 'blockquant\/wasm\/blockquant-simd128\.wasm'; const bq = await init\(\{ module: wasm \}\)/,
+    );
+  } finally {
+    child.kill();
+  }
+  t.diagnostic(`workerd ${versions.workerd}`);
+});
+
+/** Static files of the temp project, and result posts from the pages. */
+function startServer() {
+  /** @type {Map<string, (v: any) => void>} */
+  const waiting = new Map();
+  /** @type {Map<string, any>} */
+  const results = new Map();
+  /** @type {string[]} */
+  const log = [];
+  const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    if (req.method === 'POST' && path.startsWith('/result/')) {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const name = path.slice(8);
+        results.set(name, { value: JSON.parse(body), requests: [...log] });
+        waiting.get(name)?.(results.get(name));
+        res.end('ok');
+      });
+      return;
+    }
+    log.push(path);
+    try {
+      if (path.includes('..')) throw new Error('no');
+      const data = readFileSync(join(APP, path));
+      res.writeHead(200, { 'Content-Type': /** @type {any} */ (MIME)[extname(path)] ?? 'application/octet-stream' });
+      res.end(data);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return {
+    server,
+    log,
+    /** @param {string} name */
+    result: (name) =>
+      results.get(name) ??
+      new Promise((resolve, reject) => {
+        waiting.set(name, resolve);
+        // A page that never reports fails the test instead of hanging it.
+        setTimeout(() => reject(new Error(`no result from ${name}; requests: ${log.join(' ')}`)), 120_000).unref();
+      }),
+  };
+}
+
+/** Writes web/<name>/ from the page files; plain ESM pages name the module by path. */
+function page(/** @type {string} */ name, /** @type {string} */ spec) {
+  const dir = join(APP, 'web', name);
+  mkdirSync(dir, { recursive: true });
+  for (const f of ['main.js', 'worker.js', 'smoke.js']) {
+    writeFileSync(join(dir, f), readFileSync(join(HERE, f), 'utf8').replaceAll("from 'blockquant'", `from '${spec}'`));
+  }
+  writeFileSync(join(dir, 'index.html'), readFileSync(join(HERE, 'index.html')));
+  return dir;
+}
+
+test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module worker', async (t) => {
+  const { chromium } = await import('playwright-core');
+  const vite = await import('vite');
+  const esbuild = await import('esbuild');
+  page('plain', '/node_modules/blockquant/js/index.js');
+  const src = page('src', 'blockquant');
+  await vite.build({
+    root: src,
+    base: '/web/vite/',
+    configFile: false,
+    logLevel: 'silent',
+    build: { outDir: join(APP, 'web', 'vite'), emptyOutDir: true },
+    worker: { format: 'es' },
+  });
+  await esbuild.build({
+    entryPoints: [join(src, 'main.js'), join(src, 'worker.js')],
+    bundle: true,
+    format: 'esm',
+    outdir: join(APP, 'web', 'esbuild'),
+    logLevel: 'error',
+  });
+  cpSync(join(src, 'index.html'), join(APP, 'web', 'esbuild', 'index.html'));
+  versions.vite = vite.version;
+  versions.esbuild = esbuild.version;
+
+  const srv = startServer();
+  await new Promise((r) => srv.server.listen(0, '127.0.0.1', () => r(undefined)));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (srv.server.address());
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+  });
+  versions.chromium = browser.version();
+  try {
+    for (const build of ['plain', 'vite', 'esbuild']) {
+      await t.test(`Chromium, ${build}`, async () => {
+        srv.log.length = 0;
+        const p = await browser.newPage();
+        /** @type {string[]} */
+        const errors = [];
+        p.on('pageerror', (e) => errors.push(e.message));
+        await p.goto(`http://127.0.0.1:${port}/web/${build}/index.html?name=chromium-${build}`);
+        const pg = await srv.result(`chromium-${build}-page`);
+        const wk = await srv.result(`chromium-${build}-worker`);
+        await p.close();
+        assert.deepEqual(errors, []);
+        assertResults(pg.value, `Chromium ${build} page`);
+        assertResults(wk.value, `Chromium ${build} worker`);
+        const wasm = pg.requests.filter((/** @type {string} */ r) => r.endsWith('.wasm'));
+        if (build !== 'esbuild') {
+          // Only the selected build is downloaded, as a .wasm file, and no embedded copy.
+          assert.equal(wasm.length, 1, `page requests: ${pg.requests.join(' ')}`);
+          assert.match(wasm[0], /simd128.*\.wasm$/);
+          assert.ok(
+            !pg.requests.some((/** @type {string} */ r) => /wasm\/simd128\.js|simd128-.*\.js/.test(r)),
+            pg.requests.join(' '),
+          );
+        }
+      });
+    }
+  } finally {
+    await browser.close();
+  }
+
+  await t.test('Firefox (firefox-esr, headless), plain ESM', async () => {
+    versions.firefox = (await run('firefox-esr', ['--version'])).stdout.trim();
+    const profile = join(TMP, 'firefox');
+    mkdirSync(profile);
+    const ff = spawn(
+      'firefox-esr',
+      ['--headless', '--no-remote', '--profile', profile, `http://127.0.0.1:${port}/web/plain/index.html?name=firefox`],
+      { stdio: 'ignore', env: { ...process.env, MOZ_DISABLE_AUTO_SAFE_MODE: '1' } },
+    );
+    try {
+      const pg = await srv.result('firefox-page');
+      const wk = await srv.result('firefox-worker');
+      assertResults(pg.value, 'Firefox page');
+      assertResults(wk.value, 'Firefox worker');
+    } finally {
+      ff.kill();
+    }
+  });
+  srv.server.close();
+  t.diagnostic(
+    `chromium ${versions.chromium}, ${versions.firefox}, vite ${versions.vite}, esbuild ${versions.esbuild}`,
+  );
+});
+
+test('a strict TypeScript consumer compiles against the installed package (bundler and nodenext)', async (t) => {
+  for (const resolution of ['bundler', 'nodenext']) {
+    const dir = join(APP, `ts-${resolution}`);
+    mkdirSync(dir);
+    cpSync(join(HERE, 'consumer.ts'), join(dir, 'consumer.ts'));
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'es2022',
+          module: resolution === 'bundler' ? 'es2022' : 'nodenext',
+          moduleResolution: resolution,
+          types: [],
+          skipLibCheck: false,
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    await t.test(resolution, async () => {
+      const r = await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', dir]).catch((e) => e);
+      assert.equal(r.code ?? 0, 0, `${r.stdout}${r.stderr}`);
+    });
+  }
+  versions.typescript = (
+    await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '--version'])
+  ).stdout.trim();
+  t.diagnostic(versions.typescript);
+});
+
+after(() => console.log(`package test runtimes: ${JSON.stringify(versions)}`));

@@ -1,0 +1,41 @@
+// A strict TypeScript consumer of the installed package: real types, not any (each expected
+// error at the end fails the compile if its line type-checks).
+import { init, parseGGUF, openGGUF, writeGGUF, GGUFError, GGMLType, type Codec, type InitOptions } from 'blockquant';
+import { openGGUF as openFile } from 'blockquant/node';
+import wasm from 'blockquant/wasm/blockquant-simd128.wasm';
+
+const options: InitOptions = { backend: 'auto', module: wasm };
+const bq: Codec = await init(options);
+const backend: 'simd128' | 'scalar' = bq.backend;
+const q: Uint8Array = bq.quantize('q4_0', new Float32Array(32));
+const y: Float32Array = bq.dequantize(GGMLType.Q4_0, q);
+const d: number = bq.dot('q4_0', q, 'f32', y);
+const m: Float32Array = bq.matvec('q4_0', q, 1, new Float32Array(32));
+const bytes: Uint8Array = writeGGUF({
+  kv: [],
+  tensors: [{ name: 'w', type: GGMLType.F32, dims: [32], data: new Uint8Array(128) }],
+});
+const g = parseGGUF(bytes);
+const version: number = g.version;
+const firstName: string = g.tensors[0].name;
+const dims: number[] = g.tensors[0].dims;
+const f = await openGGUF(new Blob([bytes.slice()]));
+const t: Float32Array = await bq.dequantizeTensor(f, 'w');
+const viaPath = await openFile('model.gguf');
+await viaPath.close();
+try {
+  parseGGUF(new Uint8Array(3));
+} catch (e) {
+  if (e instanceof GGUFError) {
+    const code: string = e.code;
+    const offset: number = e.offset;
+    console.log(code, offset);
+  }
+}
+// @ts-expect-error a string is not bytes
+bq.dequantize('q4_0', 'not bytes');
+// @ts-expect-error no such backend
+await init({ backend: 'avx2' });
+// @ts-expect-error the codec has no such method
+bq.compress(q);
+console.log(backend, d, m, version, firstName, dims, t);

@@ -1,0 +1,19 @@
+// A page: the smoke script on the automatic backend (its result posted first, so the test can see
+// what that alone downloaded), then the same in a module worker on both backends.
+import * as lib from 'blockquant';
+import { smoke } from './smoke.js';
+
+const name = new URLSearchParams(location.search).get('name');
+/** @param {string} what @param {unknown} body */
+const post = (what, body) => fetch(`/result/${name}-${what}`, { method: 'POST', body: JSON.stringify(body) });
+/** @param {unknown} e */
+const error = (e) => ({ error: String((e && /** @type {Error} */ (e).stack) || e) });
+
+try {
+  await post('page', [await smoke(lib)]);
+} catch (e) {
+  await post('page', error(e));
+}
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+worker.onmessage = (e) => post('worker', e.data);
+worker.onerror = (e) => post('worker', { error: `worker: ${e.message}` });

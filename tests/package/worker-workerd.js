@@ -1,0 +1,18 @@
+// workerd: the package bundled for workerd (the "workerd" export condition: the builds are wasm
+// modules), and the default entry bundled as any app would be, whose init() must say what to pass.
+import * as lib from 'blockquant';
+import { init as defaultInit } from './default-entry.js';
+import { smoke } from './smoke.js';
+
+export default {
+  async fetch() {
+    const out = { results: [await smoke(lib), await smoke(lib, { init: { backend: 'scalar' } })], plain: '' };
+    try {
+      await defaultInit();
+      out.plain = 'init() succeeded';
+    } catch (e) {
+      out.plain = String(/** @type {Error} */ (e).message);
+    }
+    return Response.json(out);
+  },
+};
