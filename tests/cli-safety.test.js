@@ -83,7 +83,7 @@ test('quantize refuses OUT that is IN by any name (also with --force), exit 2', 
   symlinkSync('a.gguf', join(dir, 'relsym.gguf'));
   const before = sha(a);
   const names = listing(dir);
-  for (const [input, output] of [
+  const spellings = [
     ['a.gguf', 'a.gguf'],
     ['a.gguf', './a.gguf'],
     ['./a.gguf', 'sub/../a.gguf'],
@@ -92,17 +92,24 @@ test('quantize refuses OUT that is IN by any name (also with --force), exit 2', 
     ['hard.gguf', 'a.gguf'],
     ['a.gguf', 'sym.gguf'],
     ['sym.gguf', 'relsym.gguf'],
-  ]) {
-    for (const force of [[], ['--force']]) {
-      const r = await run(['quantize', input, output, '--type', 'q4_0', ...force], { cwd: dir });
-      const what = `${input} -> ${output} ${force}`;
-      assert.equal(r.code, 2, `${what}: ${r.err}`);
-      assert.match(r.err, /^blockquant: .*: is the input file/, what);
-      noStack(r.err);
-      assert.equal(sha(a), before, what);
-      assert.deepEqual(listing(dir), names, what);
-    }
-  }
+  ].flatMap(([input, output]) => [
+    [input, output, []],
+    [input, output, ['--force']],
+  ]);
+  // The children run side by side: every one is refused before it could create anything.
+  const results = await Promise.all(
+    spellings.map(([input, output, force]) =>
+      run(['quantize', input, output, '--type', 'q4_0', ...force], { cwd: dir }),
+    ),
+  );
+  results.forEach((r, i) => {
+    const what = spellings[i].join(' ');
+    assert.equal(r.code, 2, `${what}: ${r.err}`);
+    assert.match(r.err, /^blockquant: .*: is the input file/, what);
+    noStack(r.err);
+  });
+  assert.equal(sha(a), before);
+  assert.deepEqual(listing(dir), names);
 });
 
 test('an existing OUT is kept without --force (exit 2) and replaced whole with it', async () => {
@@ -152,6 +159,8 @@ test('an existing OUT is kept without --force (exit 2) and replaced whole with i
   assert.deepEqual(listing(dir), ['adir', 'fresh.gguf', 'in.gguf', 'out.gguf', 'plain']);
 });
 
+/** @type {Uint8Array | undefined} the signal tests' input, made once */
+let big;
 for (const [signal, status, times] of [
   ['SIGINT', 130, 1],
   ['SIGTERM', 143, 1],
@@ -160,7 +169,7 @@ for (const [signal, status, times] of [
   test(`${signal} x${times} mid-write: exit ${status}, nothing under OUT, no temp file, IN unchanged`, async () => {
     const dir = tempDir();
     const input = join(dir, 'in.gguf');
-    writeFileSync(input, model(4096)); // 64 MiB of F32: quantizing it takes many chunks
+    writeFileSync(input, (big ??= model(4096))); // 64 MiB of F32: quantizing it takes many chunks
     const before = sha(input);
     const { child, done } = start(['quantize', input, join(dir, 'out.gguf'), '--type', 'q4_0']);
     let exited = false;
@@ -300,23 +309,28 @@ test('--version prints package.json version, also from an installed copy', async
 });
 
 test('per-command --help, --opt=value, and strict options (exit 2 with the command usage)', async () => {
-  for (const cmd of ['inspect', 'dump', 'stats', 'quantize']) {
-    for (const args of [
-      [cmd, '--help'],
-      [cmd, '-h'],
-      ['help', cmd],
-      [cmd, 'x.gguf', '--help'],
-    ]) {
-      const r = await run(args);
-      assert.equal(r.code, 0, `${args}: ${r.err}`);
-      assert.match(r.out, new RegExp(`^usage: blockquant ${cmd} `), args.join(' '));
-      assert.doesNotMatch(r.out, /^commands:/m);
-    }
-    const u = await run([cmd, 'x.gguf', '--frob']);
-    assert.equal(u.code, 2, cmd);
+  const commands = ['inspect', 'dump', 'stats', 'quantize'];
+  // One spelling per command here (tests/cli.test.js runs every spelling in-process).
+  const helps = [
+    ['inspect', '--help'],
+    ['dump', '-h'],
+    ['help', 'stats'],
+    ['quantize', 'x.gguf', '--help'],
+  ];
+  const helped = await Promise.all(helps.map((args) => run(args)));
+  helped.forEach((r, i) => {
+    const args = helps[i];
+    const cmd = args[0] === 'help' ? args[1] : args[0];
+    assert.equal(r.code, 0, `${args}: ${r.err}`);
+    assert.match(r.out, new RegExp(`^usage: blockquant ${cmd} `), args.join(' '));
+    assert.doesNotMatch(r.out, /^commands:/m);
+  });
+  const unknown = await Promise.all(commands.map((cmd) => run([cmd, 'x.gguf', '--frob'])));
+  unknown.forEach((u, i) => {
+    assert.equal(u.code, 2, commands[i]);
     assert.match(u.err, /^blockquant: unknown option '--frob'/);
-    assert.match(u.err, new RegExp(`\nusage: blockquant ${cmd} `));
-  }
+    assert.match(u.err, new RegExp(`\nusage: blockquant ${commands[i]} `));
+  });
   const g = await run(['--help']);
   assert.equal(g.code, 0);
   assert.match(g.out, /^usage: blockquant <command>/);

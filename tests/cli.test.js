@@ -192,3 +192,46 @@ test('quantize sets general.file_type and general.quantization_version once, as 
     assert.deepEqual([ft.type, ft.value, qv.type, qv.value], [4, ftype, 4, 2], type);
   }
 });
+
+test('every spelling of a command help, and strict options with the command usage', async () => {
+  for (const cmd of ['inspect', 'dump', 'stats', 'quantize']) {
+    for (const args of [
+      [cmd, '--help'],
+      [cmd, '-h'],
+      ['help', cmd],
+      [cmd, 'x.gguf', '--help'],
+      [cmd, '--help', 'x.gguf', 'y'],
+    ]) {
+      const r = await run(...args);
+      assert.equal(r.code, 0, `${args}: ${r.err}`);
+      assert.match(r.out, new RegExp(`^usage: blockquant ${cmd} .*\n\n.*\n\noptions:\n  -h, --help`), args.join(' '));
+      assert.equal(r.err, '');
+    }
+    for (const args of [
+      [cmd, 'x.gguf', '--frob'],
+      [cmd, 'x.gguf', '--frob=1'],
+      [cmd, '-z'],
+    ]) {
+      const r = await run(...args);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.err, /^blockquant: unknown option '-/);
+      assert.match(r.err, new RegExp(`\n\nusage: blockquant ${cmd} `));
+    }
+  }
+  for (const args of [['--help'], ['-h'], ['help']]) {
+    const r = await run(...args);
+    assert.equal(r.code, 0, args.join(' '));
+    assert.match(r.out, /^usage: blockquant <command>/);
+    for (const cmd of ['inspect', 'dump', 'stats', 'quantize']) assert.match(r.out, new RegExp(`\n  ${cmd} `));
+  }
+  for (const args of [
+    ['help', 'frob'],
+    ['--frob'],
+    ['inspect', tiny, '--json=yes'],
+    ['quantize', tiny, 'o', '--type'],
+  ]) {
+    const r = await run(...args);
+    assert.equal(r.code, 2, args.join(' '));
+    assert.match(r.err, /\n\nusage: blockquant /);
+  }
+});
