@@ -58,7 +58,7 @@ const utf8Encoder = new TextEncoder();
  * `byteLength`; both must then agree. The alignment is `general.alignment` (a UINT32 entry in kv),
  * or `spec.alignment` (added to kv as `general.alignment` when not 32), or 32.
  * @param {{ kv?: KVIn[], tensors?: TensorHeaderIn[], alignment?: number }} spec
- * @returns {{ header: Uint8Array, offsets: number[], alignment: number, dataBytes: number }} a new
+ * @returns {{ header: Uint8Array<ArrayBuffer>, offsets: number[], alignment: number, dataBytes: number }} a new
  *   header the caller owns
  * @throws {TypeError | RangeError} for anything parseGGUF would refuse or read back differently
  *   (see the top of gguf-write.js), before anything is written
@@ -74,7 +74,7 @@ export function writeGGUFHeader(spec) {
  * bytes, exactly as long as its type and dims need) padded to the alignment. parseGGUF reads the
  * result back to the same values (UINT64/INT64 numbers as bigint, plain arrays as typed arrays).
  * @param {{ kv?: KVIn[], tensors?: TensorIn[], alignment?: number }} spec
- * @returns {Uint8Array} a new buffer the caller owns
+ * @returns {Uint8Array<ArrayBuffer>} a new buffer the caller owns
  * @throws {TypeError | RangeError} as writeGGUFHeader; data is required
  */
 export function writeGGUF(spec) {

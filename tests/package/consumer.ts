@@ -11,7 +11,7 @@ const q: Uint8Array = bq.quantize('q4_0', new Float32Array(32));
 const y: Float32Array = bq.dequantize(GGMLType.Q4_0, q);
 const d: number = bq.dot('q4_0', q, 'f32', y);
 const m: Float32Array = bq.matvec('q4_0', q, 1, new Float32Array(32));
-const bytes: Uint8Array = writeGGUF({
+const bytes: Uint8Array<ArrayBuffer> = writeGGUF({
   kv: [],
   tensors: [{ name: 'w', type: GGMLType.F32, dims: [32], data: new Uint8Array(128) }],
 });
@@ -19,7 +19,7 @@ const g = parseGGUF(bytes);
 const version: number = g.version;
 const firstName: string = g.tensors[0].name;
 const dims: number[] = g.tensors[0].dims;
-const f = await openGGUF(new Blob([bytes.slice()]));
+const f = await openGGUF(new Blob([bytes]));
 const t: Float32Array = await bq.dequantizeTensor(f, 'w');
 const viaPath = await openFile('model.gguf');
 await viaPath.close();
