@@ -126,3 +126,12 @@ help: ## List the targets
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: all native test test-native test-js typecheck fmt demo bench disasm deps clean help
+
+test-native-k: deps ## K-quant reference kernels against ggml's golden vectors, under ASan+UBSan
+	@mkdir -p build/native
+	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden_k.c -lm \
+	  -o build/native/test_golden_k
+	./build/native/test_golden_k tests/fixtures/golden-k
+
+.PHONY: test-native-k
