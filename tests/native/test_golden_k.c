@@ -253,6 +253,79 @@ static void edge_inputs(void) {
   free(x), free(dq), free(q), free(q8);
 }
 
+/* edge/: 16 super-blocks of edge inputs (zeros, constants, an outlier, subnormal and overflowing
+ * scales, NaN, Inf, ties, ...) run through ggml's own reference code on x86-64 (gen-edge.c): our
+ * quantize and dequantize must match it bit for bit, NaN and Inf included, and so must the Q8_K
+ * dots over every single super-block and over the first 2..16, whole and in pieces. */
+static void edge_golden(void) {
+  size_t nx, nv, n8;
+  float *x = slurp("edge/edge.f32", &nx);
+  uint8_t *y8 = slurp("edge/edge_v.q8_K.bin", &n8);
+  float *v = slurp("edge/edge_v.f32", &nv);
+  const size_t n = nx / 4;
+  {
+    uint8_t *q = malloc(n8);
+    CHECK(bq_q8_K_quantize__ref(v, q, n) == BQ_OK && memcmp(q, y8, n8) == 0, "edge_v q8_K");
+    free(q);
+  }
+  for (size_t t = 0; t < NTYPES; t++) {
+    char rel[128];
+    size_t nq, ndq;
+    snprintf(rel, sizeof rel, "edge/edge.%s.bin", types[t].name);
+    uint8_t *want_q = slurp(rel, &nq);
+    snprintf(rel, sizeof rel, "edge/edge.%s.f32", types[t].name);
+    uint32_t *want_dq = slurp(rel, &ndq);
+    CHECK(nq == n / QK_K * types[t].size && ndq == nx, "%s size", rel);
+    uint8_t *q = malloc(nq);
+    float *dq = malloc(ndq);
+    CHECK(types[t].q(x, q, n) == BQ_OK, "quantize status");
+    for (size_t b = 0; b < n / QK_K; b++) {
+      const size_t ts = types[t].size;
+      size_t diff = 0;
+      for (size_t k = b * ts; k < (b + 1) * ts; k++) diff += q[k] != want_q[k];
+      CHECK(diff == 0, "edge %s block %zu: quantize differs in %zu of %zu bytes", types[t].name, b,
+            diff, ts);
+    }
+    CHECK(types[t].dq(want_q, dq, n) == BQ_OK, "dequantize status");
+    for (size_t b = 0; b < n / QK_K; b++) {
+      size_t diff = 0;
+      for (size_t k = b * QK_K; k < (b + 1) * QK_K; k++) diff += bits(dq[k]) != want_dq[k];
+      CHECK(diff == 0, "edge %s block %zu: dequantize differs in %zu values", types[t].name, b,
+            diff);
+    }
+    free(q), free(dq), free(want_q), free(want_dq);
+  }
+  size_t len;
+  char *tsv = slurp("edge/dots.tsv", &len);
+  int count = 0;
+  for (char *line = strtok(tsv, "\n"); line; line = strtok(NULL, "\n")) {
+    char pair[32], xf[64];
+    unsigned start, nb, want;
+    if (sscanf(line, "%31s %u %u %x", pair, &start, &nb, &want) != 4) continue;
+    for (size_t t = 0; t < NTYPES; t++) {
+      char name[32];
+      snprintf(name, sizeof name, "%s_q8_K", types[t].name);
+      if (!types[t].dot_q8_K || strcmp(name, pair)) continue;
+      size_t lx;
+      snprintf(xf, sizeof xf, "edge/edge.%s.bin", types[t].name);
+      uint8_t *xa = slurp(xf, &lx);
+      const size_t ts = types[t].size;
+      CHECK(start + nb <= lx / ts && start + nb <= n8 / 292, "%s", line);
+      float acc[LANES] = {0}, acc1[LANES] = {0};
+      CHECK(types[t].dot_q8_K(xa + start * ts, y8 + start * 292, nb * QK_K, acc) == BQ_OK, "dot");
+      for (unsigned b = start; b < start + nb; b++)
+        types[t].dot_q8_K(xa + b * ts, y8 + b * 292, QK_K, acc1);
+      const uint32_t got = bits(acc_sum(acc)), got1 = bits(acc_sum(acc1));
+      CHECK(got == want && got1 == want, "edge %s blocks %u+%u: got %08x / %08x want %08x", pair,
+            start, nb, got, got1, want);
+      count++;
+      free(xa);
+    }
+  }
+  CHECK(count == 155, "expected 155 edge dots, ran %d", count);
+  free(tsv), free(x), free(y8), free(v);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) dir = argv[1];
   size_t len;
@@ -260,6 +333,7 @@ int main(int argc, char **argv) {
   golden_codecs();
   golden_dots();
   edge_inputs();
+  edge_golden();
   free(masks);
   return check_report("native golden K");
 }
