@@ -40,7 +40,7 @@ static inline bq_kq bq_kq_consts(void) {
 }
 
 /* Swizzle indices placing bytes a..a+3 (mins) each into two i16 lanes, zero high bytes. */
-#define BQ_KQ_DUP(a)                                                                      \
+#define BQ_KQ_DUP(a)                                                                           \
   wasm_i8x16_const((a), -128, (a), -128, (a) + 1, -128, (a) + 1, -128, (a) + 2, -128, (a) + 2, \
                    -128, (a) + 3, -128, (a) + 3, -128)
 
@@ -69,10 +69,14 @@ static inline void bq_kq_dl_ml(v128_t S, float d, float dmin, v128_t dl[2], v128
 /* Weights dl * q - ml of 16 byte codes q (0..31) into w[0..3], each two roundings as the
  * reference (q converts exactly). */
 static inline void bq_kq_weights16(v128_t q, v128_t dl, v128_t ml, v128_t *w) {
-  w[0] = wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(0))), dl), ml);
-  w[1] = wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(4))), dl), ml);
-  w[2] = wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(8))), dl), ml);
-  w[3] = wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(12))), dl), ml);
+  w[0] = wasm_f32x4_sub(
+      wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(0))), dl), ml);
+  w[1] = wasm_f32x4_sub(
+      wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(4))), dl), ml);
+  w[2] = wasm_f32x4_sub(
+      wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(8))), dl), ml);
+  w[3] = wasm_f32x4_sub(
+      wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(12))), dl), ml);
 }
 
 /* Activations of a dot, as i16 lanes in the order the weight kernels take their codes from u16
@@ -80,8 +84,8 @@ static inline void bq_kq_weights16(v128_t q, v128_t dl, v128_t ml, v128_t *w) {
  * Q8_K bytes on the fly (sign-extending within u16 lanes: 3 operations per 16); a matvec loads
  * them prepared once per call (bq_kq_prepare). */
 typedef struct {
-  const int8_t *q;   /* Q8_K codes (prepared == NULL) */
-  const int16_t *p;  /* prepared codes of the super-block */
+  const int8_t *q;  /* Q8_K codes (prepared == NULL) */
+  const int16_t *p; /* prepared codes of the super-block */
 } bq_kq_act;
 
 static inline void bq_kq_act16(bq_kq_act a, int g, v128_t *even, v128_t *odd) {
@@ -97,16 +101,16 @@ static inline void bq_kq_act16(bq_kq_act a, int g, v128_t *even, v128_t *odd) {
 
 /* The four float terms of one super-block: (d * yd) * isum - (dmin * yd) * msum, lane by lane,
  * from the exact integer lanes P[j] of sub-block j's products (any lane split), the scales S
- * (bq_kq_scales) and the activations' bsums. isum lane l = sc_l * sum(P_l) + sc_{l+4} * sum(P_{l+4});
- * msum lane l = min_l * (bsums 2l, 2l+1) + min_{l+4} * (bsums 2l+8, 2l+9). */
-static inline v128_t bq_kq_terms(const v128_t P[8], v128_t S, const uint8_t *bsums,
-                                 float d, float dmin) {
+ * (bq_kq_scales) and the activations' bsums. isum lane l = sc_l * sum(P_l) + sc_{l+4} *
+ * sum(P_{l+4}); msum lane l = min_l * (bsums 2l, 2l+1) + min_{l+4} * (bsums 2l+8, 2l+9). */
+static inline v128_t bq_kq_terms(const v128_t P[8], v128_t S, const uint8_t *bsums, float d,
+                                 float dmin) {
   const v128_t sc0 = wasm_i8x16_swizzle(S, BQ_LOW(0)), sc1 = wasm_i8x16_swizzle(S, BQ_LOW(4));
   const v128_t isum = wasm_i32x4_add(wasm_i32x4_mul(bq_hsum4_i32(P[0], P[1], P[2], P[3]), sc0),
                                      wasm_i32x4_mul(bq_hsum4_i32(P[4], P[5], P[6], P[7]), sc1));
-  const v128_t msum =
-      wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_load(bsums), wasm_i8x16_swizzle(S, BQ_KQ_DUP(8))),
-                     wasm_i32x4_dot_i16x8(wasm_v128_load(bsums + 16), wasm_i8x16_swizzle(S, BQ_KQ_DUP(12))));
+  const v128_t msum = wasm_i32x4_add(
+      wasm_i32x4_dot_i16x8(wasm_v128_load(bsums), wasm_i8x16_swizzle(S, BQ_KQ_DUP(8))),
+      wasm_i32x4_dot_i16x8(wasm_v128_load(bsums + 16), wasm_i8x16_swizzle(S, BQ_KQ_DUP(12))));
   return wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_splat(d), wasm_f32x4_convert_i32x4(isum)),
                         wasm_f32x4_mul(wasm_f32x4_splat(dmin), wasm_f32x4_convert_i32x4(msum)));
 }
@@ -137,6 +141,81 @@ static inline v128_t bq_kq_dot_f32_sb(const v128_t w[64], const float *v) {
     for (int j = 0; j < 4; j++)
       p[j] = wasm_f32x4_add(p[j], wasm_f32x4_mul(w[i + j], wasm_v128_load(v + 4 * (i + j))));
   return wasm_f32x4_add(wasm_f32x4_add(p[0], p[1]), wasm_f32x4_add(p[2], p[3]));
+}
+
+/* A super-block's 64 weight vectors (elements 4j..4j+3 in w[j]), bit-exact with the reference. */
+typedef void (*bq_kq_weights_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]);
+
+/* A super-block's four dot terms against Q8_K activations act with scale yd and bsums. */
+typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act,
+                                 float yd, const uint8_t *bsums);
+
+static inline void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs,
+                                    bq_kq_weights_fn weights) {
+  const bq_k k = bq_consts();
+  const bq_kq c = bq_kq_consts();
+  for (size_t i = 0; i < nb; i++, p += xs, y += QK_K) {
+    v128_t w[64];
+    weights(&k, &c, p, w);
+    for (int j = 0; j < 64; j++) wasm_v128_store(y + 4 * j, w[j]);
+  }
+}
+
+static inline void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, size_t xs, float *acc,
+                                 bq_kq_weights_fn weights) {
+  const bq_k k = bq_consts();
+  const bq_kq c = bq_kq_consts();
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < nb; i++, p += xs, v += QK_K) {
+    v128_t w[64];
+    weights(&k, &c, p, w);
+    sum = wasm_f32x4_add(sum, bq_kq_dot_f32_sb(w, v));
+  }
+  wasm_v128_store(acc, sum);
+}
+
+static inline void bq_kq_dot(const uint8_t *p, const uint8_t *b, size_t nb, size_t xs, float *acc,
+                             bq_kq_terms_fn terms) {
+  const bq_k k = bq_consts();
+  const bq_kq c = bq_kq_consts();
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < nb; i++, p += xs, b += sizeof(block_q8_K)) {
+    float yd;
+    memcpy(&yd, b + offsetof(block_q8_K, d), sizeof yd);
+    const bq_kq_act act = {(const int8_t *)(b + offsetof(block_q8_K, qs)), NULL};
+    sum = wasm_f32x4_add(sum, terms(&k, &c, p, act, yd, b + offsetof(block_q8_K, bsums)));
+  }
+  wasm_v128_store(acc, sum);
+}
+
+/* y[r] = the dot of row r, from the same terms on activations prepared once; plain dots when the
+ * row is too long to prepare. */
+static inline int bq_kq_matvec(const uint8_t *w, size_t rows, size_t cols, const uint8_t *x,
+                               float *y, size_t xs, bq_kq_terms_fn terms,
+                               int (*dot)(const void *, const void *, size_t, float *)) {
+  if (cols % QK_K) return BQ_EINVAL;
+  const size_t nb = cols / QK_K;
+  bq_kq_prep pr;
+  if (!bq_kq_prepare(x, nb, &pr)) {
+    for (size_t r = 0; r < rows; r++) {
+      float acc[BQ_ACC_LANES] = {0};
+      dot(w + r * nb * xs, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const bq_k k = bq_consts();
+  const bq_kq c = bq_kq_consts();
+  for (size_t r = 0; r < rows; r++) {
+    v128_t sum = wasm_f32x4_splat(0.0f);
+    const uint8_t *b = x + offsetof(block_q8_K, bsums);
+    for (size_t i = 0; i < nb; i++, w += xs, b += sizeof(block_q8_K)) {
+      const bq_kq_act act = {NULL, pr.q + i * QK_K};
+      sum = wasm_f32x4_add(sum, terms(&k, &c, w, act, pr.d[i], b));
+    }
+    y[r] = bq_kq_row_sum(sum);
+  }
+  return BQ_OK;
 }
 
 #endif

@@ -2,8 +2,12 @@
  * activations for the Q4_K/Q5_K matvecs. */
 #include "kq45.h"
 
-enum { YS = sizeof(block_q8_K), YD = offsetof(block_q8_K, d), YQS = offsetof(block_q8_K, qs),
-       YBS = offsetof(block_q8_K, bsums) };
+enum {
+  YS = sizeof(block_q8_K),
+  YD = offsetof(block_q8_K, d),
+  YQS = offsetof(block_q8_K, qs),
+  YBS = offsetof(block_q8_K, bsums)
+};
 
 #define S4(v) \
   { (v), (v), (v), (v) }
@@ -33,8 +37,10 @@ static inline int quantize_block(const bq_k *k, const float *x, uint8_t *o) {
   if (!wasm_i32x4_all_true(wasm_f32x4_lt(wasm_f32x4_abs(sum), k->inf32))) return 0;
   mx = wasm_f32x4_pmax(mx, wasm_i32x4_shuffle(mx, mx, 2, 3, 0, 1));
   mn = wasm_f32x4_pmin(mn, wasm_i32x4_shuffle(mn, mn, 2, 3, 0, 1));
-  const float M = wasm_f32x4_extract_lane(wasm_f32x4_pmax(mx, wasm_i32x4_shuffle(mx, mx, 1, 0, 3, 2)), 0);
-  const float m = wasm_f32x4_extract_lane(wasm_f32x4_pmin(mn, wasm_i32x4_shuffle(mn, mn, 1, 0, 3, 2)), 0);
+  const float M =
+      wasm_f32x4_extract_lane(wasm_f32x4_pmax(mx, wasm_i32x4_shuffle(mx, mx, 1, 0, 3, 2)), 0);
+  const float m =
+      wasm_f32x4_extract_lane(wasm_f32x4_pmin(mn, wasm_i32x4_shuffle(mn, mn, 1, 0, 3, 2)), 0);
   const float amax = M > -m ? M : -m;
   if (amax == 0) {
     memset(o, 0, YS); /* as the reference */
