@@ -51,9 +51,9 @@ typedef struct {
 
 #define KQ_LD(f) wasm_v128_load(bq_kq236_consts.f)
 static inline kq_k kq_consts(void) {
-  const kq_k k = {KQ_LD(nib),     KQ_LD(m30),   KQ_LD(m03),    KQ_LD(m04),
-                  KQ_LD(lo8),     KQ_LD(w03),   KQ_LD(magic16), KQ_LD(magic),
-                  KQ_LD(magic4),  KQ_LD(magic32), KQ_LD(q3mul), KQ_LD(one16)};
+  const kq_k k = {KQ_LD(nib),    KQ_LD(m30),     KQ_LD(m03),     KQ_LD(m04),
+                  KQ_LD(lo8),    KQ_LD(w03),     KQ_LD(magic16), KQ_LD(magic),
+                  KQ_LD(magic4), KQ_LD(magic32), KQ_LD(q3mul),   KQ_LD(one16)};
   return k;
 }
 
@@ -110,13 +110,26 @@ static inline v128_t kq_dot16(const kq_k *k, v128_t c, const int16_t *a) {
                         wasm_i32x4_dot_i16x8(wasm_u16x8_shr(c, 8), wasm_v128_load(a + 8)));
 }
 
-/* sum over sub-blocks j of sc[j] * (lane sum of p[j]), as i32x4 lanes; sc[i] holds the scales of
- * sub-blocks 4i..4i+3. */
+/* sum over sub-blocks j of sc[j] * (lane sum of p[j] - (off[j] << sh)), as i32x4 lanes; sc[i] and
+ * off[4i..4i+3] belong to sub-blocks 4i..4i+3. */
+static inline v128_t kq_scaled_off(const v128_t p[16], const v128_t sc[4], const int32_t *off,
+                                   int sh) {
+  v128_t s = wasm_i32x4_splat(0);
+  for (int i = 0; i < 4; i++) {
+    const v128_t t = wasm_i32x4_sub(kq_hsum4(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]),
+                                    wasm_i32x4_shl(wasm_v128_load(off + 4 * i), sh));
+    s = wasm_i32x4_add(s, wasm_i32x4_mul(t, sc[i]));
+  }
+  return s;
+}
+
+/* The same without an offset. */
 static inline v128_t kq_scaled(const v128_t p[16], const v128_t sc[4]) {
   v128_t s = wasm_i32x4_mul(kq_hsum4(p[0], p[1], p[2], p[3]), sc[0]);
-  s = wasm_i32x4_add(s, wasm_i32x4_mul(kq_hsum4(p[4], p[5], p[6], p[7]), sc[1]));
-  s = wasm_i32x4_add(s, wasm_i32x4_mul(kq_hsum4(p[8], p[9], p[10], p[11]), sc[2]));
-  return wasm_i32x4_add(s, wasm_i32x4_mul(kq_hsum4(p[12], p[13], p[14], p[15]), sc[3]));
+  for (int i = 1; i < 4; i++)
+    s = wasm_i32x4_add(
+        s, wasm_i32x4_mul(kq_hsum4(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]), sc[i]));
+  return s;
 }
 
 /* The 16 signed bytes s as four i32x4 vectors (bytes 0-3, 4-7, ...). Integer extends only. */
@@ -142,8 +155,19 @@ static inline void kq_magic(const kq_k *k, v128_t v, v128_t w[4]) {
   w[3] = wasm_i16x8_shuffle(h, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
-/* Lane i of v in every lane. */
-#define KQ_LANE(v, i) wasm_i32x4_shuffle((v), (v), (i), (i), (i), (i))
+/* Lane i of v in every lane (i is a constant once the callers' loops are unrolled). */
+static inline v128_t kq_lane(v128_t v, int i) {
+  switch (i & 3) {
+    case 0:
+      return wasm_i32x4_shuffle(v, v, 0, 0, 0, 0);
+    case 1:
+      return wasm_i32x4_shuffle(v, v, 1, 1, 1, 1);
+    case 2:
+      return wasm_i32x4_shuffle(v, v, 2, 2, 2, 2);
+    default:
+      return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
+  }
+}
 
 /* The sum of four product vectors, in a fixed tree. */
 static inline v128_t kq_sum4(v128_t a, v128_t b, v128_t c, v128_t d) {
@@ -156,6 +180,22 @@ static inline float kq_row_sum(float s) {
   float acc[BQ_ACC_LANES] = {0};
   acc[0] = s;
   return bq_acc_sum__simd128(acc);
+}
+
+/* Beyond this |d * yd| a reference lane term dd * lane[l] (|lane| < 2^25) may overflow, so a Q3_K
+ * or Q6_K super-block's term is formed as ggml forms it (kq_lanes_term) and Inf/NaN come out as
+ * there; below it the eight terms and their sum are finite and dd * isum is within rounding. */
+#define KQ_DD_BIG 0x1p97f
+
+/* ggml's float term of one super-block: element e's integer product w[e] * q8[e] summed into lane
+ * e % 8, then dd * lane[0] + ... + dd * lane[7], in order. */
+static inline float kq_lanes_term(const int32_t w[QK_K], const uint8_t *yb, float dd) {
+  const int8_t *q = (const int8_t *)(yb + offsetof(block_q8_K, qs));
+  int32_t lane[8] = {0};
+  for (int e = 0; e < QK_K; e++) lane[e % 8] += w[e] * q[e];
+  float t = dd * (float)lane[0];
+  for (int l = 1; l < 8; l++) t += dd * (float)lane[l];
+  return t;
 }
 
 /* Activations of a matvec call, prepared once (kq_prepare per super-block). Static: the module is
