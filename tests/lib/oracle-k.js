@@ -98,23 +98,27 @@ export function unpack(type, b, o) {
     m = new Int32Array(QK);
   let d = 0,
     dmin = 0;
+  // Element e's 2-bit code in a plane at qs, its nibble at qs, and its bit in a plane at qh.
+  const plane2 = (qs, e) => (b[o + qs + 32 * (e >> 7) + (e % 32)] >> (2 * ((e % 128) >> 5))) & 3;
+  const nib = (qs, e) => (b[o + qs + 32 * (e >> 6) + (e % 32)] >> (e % 64 < 32 ? 0 : 4)) & 15;
+  const hbit = (qh, e) => (b[o + qh + (e % 32)] >> (e >> 5)) & 1;
   for (let e = 0; e < QK; e++) {
-    const plane2 = (qs) => (b[o + qs + 32 * (e >> 7) + (e % 32)] >> (2 * ((e % 128) >> 5))) & 3;
-    const nib = (qs) => (b[o + qs + 32 * (e >> 6) + (e % 32)] >> (e % 64 < 32 ? 0 : 4)) & 15;
-    const hbit = (qh) => (b[o + qh + (e % 32)] >> (e >> 5)) & 1;
     switch (type) {
       case 'q2_K':
-        w[e] = plane2(16);
+        w[e] = plane2(16, e);
         S[e] = b[o + (e >> 4)] & 15;
         m[e] = b[o + (e >> 4)] >> 4;
         break;
       case 'q3_K':
-        w[e] = plane2(32) - (hbit(0) ? 0 : 4);
+        w[e] = plane2(32, e) - (hbit(0, e) ? 0 : 4);
         S[e] = q3Scale(b, o + 96, e >> 4) - 32;
         break;
       case 'q4_K':
+        w[e] = nib(16, e);
+        [S[e], m[e]] = scaleMinK4(b, o + 4, e >> 5);
+        break;
       case 'q5_K':
-        w[e] = nib(type === 'q4_K' ? 16 : 48) + (type === 'q5_K' ? 16 * hbit(16) : 0);
+        w[e] = nib(48, e) + 16 * hbit(16, e);
         [S[e], m[e]] = scaleMinK4(b, o + 4, e >> 5);
         break;
       case 'q6_K': {
