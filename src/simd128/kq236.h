@@ -41,19 +41,20 @@ float bq_acc_sum__simd128(const float *acc);
 /* Vector constants, loaded from memory once per call (src/simd128/consts.c says why). */
 typedef struct {
   uint32_t nib[4], m30[4], m03[4], m04[4], lo8[4], w03[4], magic16[4], magic[4], magic4[4],
-      magic32[4], q3mul[4], one16[4];
+      magic32[4], q3mul[4], one16[4], b32[4], lo64[4], hi64[4];
 } kq_const_table;
 extern kq_const_table bq_kq236_consts; /* q6_K.c; not const, so the loads are not folded */
 
 typedef struct {
-  v128_t nib, m30, m03, m04, lo8, w03, magic16, magic, magic4, magic32, q3mul, one16;
+  v128_t nib, m30, m03, m04, lo8, w03, magic16, magic, magic4, magic32, q3mul, one16, b32, lo64,
+      hi64;
 } kq_k;
 
 #define KQ_LD(f) wasm_v128_load(bq_kq236_consts.f)
 static inline kq_k kq_consts(void) {
-  const kq_k k = {KQ_LD(nib),    KQ_LD(m30),     KQ_LD(m03),     KQ_LD(m04),
-                  KQ_LD(lo8),    KQ_LD(w03),     KQ_LD(magic16), KQ_LD(magic),
-                  KQ_LD(magic4), KQ_LD(magic32), KQ_LD(q3mul),   KQ_LD(one16)};
+  const kq_k k = {KQ_LD(nib),   KQ_LD(m30),     KQ_LD(m03),   KQ_LD(m04),    KQ_LD(lo8),
+                  KQ_LD(w03),   KQ_LD(magic16), KQ_LD(magic), KQ_LD(magic4), KQ_LD(magic32),
+                  KQ_LD(q3mul), KQ_LD(one16),   KQ_LD(b32),   KQ_LD(lo64),   KQ_LD(hi64)};
   return k;
 }
 

@@ -20,6 +20,9 @@ kq_const_table bq_kq236_consts = {
     .magic32 = S4(0x4B000020), /* 2^23 + 32 */
     .q3mul = {64, 16, 4, 1},   /* Q3_K: lane k shifted left by 6 - 2k (q3_K.c) */
     .one16 = S4(0x00010001),
+    .b32 = B16(0x20),
+    .lo64 = {0x0F0F0F0F, 0x0F0F0F0F, 0, 0}, /* Q3_K: nibble mask of bytes 0-7 */
+    .hi64 = {0, 0, 0x0F0F0F0F, 0x0F0F0F0F}, /* and of bytes 8-15 */
 };
 
 kq_act bq_kq236_prep[KQ_PREP_MAX];
