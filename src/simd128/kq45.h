@@ -12,6 +12,11 @@
 #include "../kquants.h"
 #include "simd.h"
 
+/* Everything here is inlined into the kernels, so that loop counters become the constants the
+ * shifts and lane shuffles need (a variable 16-bit shift amount is scalarised by clang 14), and a
+ * super-block's 64 weight vectors stay values instead of a stack array. */
+#define BQ_KQ_INLINE static inline __attribute__((always_inline))
+
 /* The kernels of these files, until kernels.inc lists them (bq.h then declares them again). */
 BQ_DEQUANTIZE_PROTO(q4_K, __simd128);
 BQ_DOT_PROTO(q4_K, q8_K, __simd128);
@@ -34,7 +39,7 @@ typedef struct {
   v128_t b10; /* 0x10 in each byte: the fifth bit of a Q5 code */
 } bq_kq;
 
-static inline bq_kq bq_kq_consts(void) {
+BQ_KQ_INLINE bq_kq bq_kq_consts(void) {
   const bq_kq c = {wasm_v128_load(bq_kq_consts_mem.lo8), wasm_v128_load(bq_kq_consts_mem.b10)};
   return c;
 }
@@ -48,7 +53,7 @@ static inline bq_kq bq_kq_consts(void) {
  * of sub-blocks 0..7 in bytes 0..7 and their mins in bytes 8..15 (bq_scale_min_k4 for all j at
  * once, in 32-bit integer code: the high 2 bits of sub-blocks 4..7 sit in the top bits of bytes
  * 0..3 (scales) and 4..7 (mins), their low 4 bits in the nibbles of bytes 8..11). */
-static inline v128_t bq_kq_scales(const uint8_t *s) {
+BQ_KQ_INLINE v128_t bq_kq_scales(const uint8_t *s) {
   const uint32_t w0 = bq_rd32(s), w1 = bq_rd32(s + 4), w2 = bq_rd32(s + 8);
   const uint32_t sc_lo = w0 & 0x3F3F3F3Fu, m_lo = w1 & 0x3F3F3F3Fu;
   const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | ((w0 >> 6) & 0x03030303u) << 4;
@@ -58,7 +63,7 @@ static inline v128_t bq_kq_scales(const uint8_t *s) {
 
 /* d * scale and dmin * min of the 8 sub-blocks as floats (dl[0]: sub-blocks 0..3, dl[1]: 4..7),
  * each one rounding, as the reference's d * (float)sc and dmin * (float)m. */
-static inline void bq_kq_dl_ml(v128_t S, float d, float dmin, v128_t dl[2], v128_t ml[2]) {
+BQ_KQ_INLINE void bq_kq_dl_ml(v128_t S, float d, float dmin, v128_t dl[2], v128_t ml[2]) {
   const v128_t vd = wasm_f32x4_splat(d), vm = wasm_f32x4_splat(dmin);
   dl[0] = wasm_f32x4_mul(vd, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(0))));
   dl[1] = wasm_f32x4_mul(vd, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(4))));
@@ -68,7 +73,7 @@ static inline void bq_kq_dl_ml(v128_t S, float d, float dmin, v128_t dl[2], v128
 
 /* Weights dl * q - ml of 16 byte codes q (0..31) into w[0..3], each two roundings as the
  * reference (q converts exactly). */
-static inline void bq_kq_weights16(v128_t q, v128_t dl, v128_t ml, v128_t *w) {
+BQ_KQ_INLINE void bq_kq_weights16(v128_t q, v128_t dl, v128_t ml, v128_t *w) {
   w[0] = wasm_f32x4_sub(
       wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(0))), dl), ml);
   w[1] = wasm_f32x4_sub(
@@ -88,7 +93,7 @@ typedef struct {
   const int16_t *p; /* prepared codes of the super-block */
 } bq_kq_act;
 
-static inline void bq_kq_act16(bq_kq_act a, int g, v128_t *even, v128_t *odd) {
+BQ_KQ_INLINE void bq_kq_act16(bq_kq_act a, int g, v128_t *even, v128_t *odd) {
   if (a.p) {
     *even = wasm_v128_load(a.p + 16 * g);
     *odd = wasm_v128_load(a.p + 16 * g + 8);
@@ -103,8 +108,8 @@ static inline void bq_kq_act16(bq_kq_act a, int g, v128_t *even, v128_t *odd) {
  * from the exact integer lanes P[j] of sub-block j's products (any lane split), the scales S
  * (bq_kq_scales) and the activations' bsums. isum lane l = sc_l * sum(P_l) + sc_{l+4} *
  * sum(P_{l+4}); msum lane l = min_l * (bsums 2l, 2l+1) + min_{l+4} * (bsums 2l+8, 2l+9). */
-static inline v128_t bq_kq_terms(const v128_t P[8], v128_t S, const uint8_t *bsums, float d,
-                                 float dmin) {
+BQ_KQ_INLINE v128_t bq_kq_terms(const v128_t P[8], v128_t S, const uint8_t *bsums, float d,
+                                float dmin) {
   const v128_t sc0 = wasm_i8x16_swizzle(S, BQ_LOW(0)), sc1 = wasm_i8x16_swizzle(S, BQ_LOW(4));
   const v128_t isum = wasm_i32x4_add(wasm_i32x4_mul(bq_hsum4_i32(P[0], P[1], P[2], P[3]), sc0),
                                      wasm_i32x4_mul(bq_hsum4_i32(P[4], P[5], P[6], P[7]), sc1));
@@ -126,7 +131,7 @@ typedef struct {
 int bq_kq_prepare(const uint8_t *x, size_t nb, bq_kq_prep *out);
 
 /* The sum of a row's dot state, exactly as the dot's result is read (bq_acc_sum__simd128). */
-static inline float bq_kq_row_sum(v128_t sum) {
+BQ_KQ_INLINE float bq_kq_row_sum(v128_t sum) {
   float acc[BQ_ACC_LANES] = {0};
   wasm_v128_store(acc, sum);
   return bq_acc_sum__simd128(acc);
@@ -134,12 +139,13 @@ static inline float bq_kq_row_sum(v128_t sum) {
 
 /* Fused decode-and-multiply of one super-block's 64 weight vectors w against v: four partial sums
  * per super-block, combined in a fixed tree. */
-static inline v128_t bq_kq_dot_f32_sb(const v128_t w[64], const float *v) {
+BQ_KQ_INLINE v128_t bq_kq_dot_f32_sb(const v128_t w[64], const float *v) {
   v128_t p[4];
-  for (int j = 0; j < 4; j++) p[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
-  for (int i = 4; i < 64; i += 4)
-    for (int j = 0; j < 4; j++)
-      p[j] = wasm_f32x4_add(p[j], wasm_f32x4_mul(w[i + j], wasm_v128_load(v + 4 * (i + j))));
+  _Pragma("clang loop unroll(full)") for (int j = 0; j < 4; j++) p[j] =
+      wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
+  _Pragma("clang loop unroll(full)") for (int i = 4; i < 64; i += 4)
+      _Pragma("clang loop unroll(full)") for (int j = 0; j < 4; j++) p[j] =
+          wasm_f32x4_add(p[j], wasm_f32x4_mul(w[i + j], wasm_v128_load(v + 4 * (i + j))));
   return wasm_f32x4_add(wasm_f32x4_add(p[0], p[1]), wasm_f32x4_add(p[2], p[3]));
 }
 
@@ -150,19 +156,20 @@ typedef void (*bq_kq_weights_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p
 typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act,
                                  float yd, const uint8_t *bsums);
 
-static inline void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs,
-                                    bq_kq_weights_fn weights) {
+BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs,
+                                   bq_kq_weights_fn weights) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   for (size_t i = 0; i < nb; i++, p += xs, y += QK_K) {
     v128_t w[64];
     weights(&k, &c, p, w);
-    for (int j = 0; j < 64; j++) wasm_v128_store(y + 4 * j, w[j]);
+    _Pragma("clang loop unroll(full)") for (int j = 0; j < 64; j++)
+        wasm_v128_store(y + 4 * j, w[j]);
   }
 }
 
-static inline void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, size_t xs, float *acc,
-                                 bq_kq_weights_fn weights) {
+BQ_KQ_INLINE void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, size_t xs, float *acc,
+                                bq_kq_weights_fn weights) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   v128_t sum = wasm_v128_load(acc);
@@ -174,8 +181,8 @@ static inline void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, si
   wasm_v128_store(acc, sum);
 }
 
-static inline void bq_kq_dot(const uint8_t *p, const uint8_t *b, size_t nb, size_t xs, float *acc,
-                             bq_kq_terms_fn terms) {
+BQ_KQ_INLINE void bq_kq_dot(const uint8_t *p, const uint8_t *b, size_t nb, size_t xs, float *acc,
+                            bq_kq_terms_fn terms) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   v128_t sum = wasm_v128_load(acc);
@@ -190,9 +197,9 @@ static inline void bq_kq_dot(const uint8_t *p, const uint8_t *b, size_t nb, size
 
 /* y[r] = the dot of row r, from the same terms on activations prepared once; plain dots when the
  * row is too long to prepare. */
-static inline int bq_kq_matvec(const uint8_t *w, size_t rows, size_t cols, const uint8_t *x,
-                               float *y, size_t xs, bq_kq_terms_fn terms,
-                               int (*dot)(const void *, const void *, size_t, float *)) {
+BQ_KQ_INLINE int bq_kq_matvec(const uint8_t *w, size_t rows, size_t cols, const uint8_t *x,
+                              float *y, size_t xs, bq_kq_terms_fn terms,
+                              int (*dot)(const void *, const void *, size_t, float *)) {
   if (cols % QK_K) return BQ_EINVAL;
   const size_t nb = cols / QK_K;
   bq_kq_prep pr;

@@ -11,16 +11,16 @@ enum {
 };
 
 /* Sub-blocks 2c and 2c+1: the low and high nibbles of qs[32c..32c+31]. */
-static inline void pair(const bq_k *k, const uint8_t *qs, v128_t dl0, v128_t ml0, v128_t dl1,
-                        v128_t ml1, v128_t w[16]) {
-  for (int h = 0; h < 2; h++) {
+BQ_KQ_INLINE void pair(const bq_k *k, const uint8_t *qs, v128_t dl0, v128_t ml0, v128_t dl1,
+                       v128_t ml1, v128_t w[16]) {
+  _Pragma("clang loop unroll(full)") for (int h = 0; h < 2; h++) {
     const v128_t q = wasm_v128_load(qs + 16 * h);
     bq_kq_weights16(wasm_v128_and(q, k->nib), dl0, ml0, w + 4 * h);
     bq_kq_weights16(bq_hi4(k, q), dl1, ml1, w + 8 + 4 * h);
   }
 }
 
-static inline void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
+BQ_KQ_INLINE void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
   (void)c;
   v128_t dl[2], ml[2];
   bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)), bq_h2f_fast(bq_rd16(p + XDM)),
@@ -49,13 +49,14 @@ BQ_DOT_PROTO(q4_K, f32, __simd128) {
 
 /* The integer products of each sub-block, codes taken from u16 lanes already widened (4 bits at
  * a time: even and odd bytes, low and high nibbles) against activations in the same order. */
-static inline v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act, float yd,
-                           const uint8_t *bsums) {
+BQ_KQ_INLINE v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act, float yd,
+                          const uint8_t *bsums) {
   (void)c;
   v128_t P[8];
-  for (int s = 0; s < 4; s++) {
+  /* Not unrolled: V8 hoists the loads of unrolled copies and then spills. */
+  _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
     v128_t lo = wasm_i32x4_splat(0), hi = lo;
-    for (int h = 0; h < 2; h++) {
+    _Pragma("clang loop unroll(full)") for (int h = 0; h < 2; h++) {
       const v128_t q = wasm_v128_load(p + XQS + 32 * s + 16 * h);
       v128_t e, o;
       bq_kq_act16(act, 4 * s + h, &e, &o);

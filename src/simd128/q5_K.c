@@ -11,31 +11,29 @@ enum {
   XQS = offsetof(block_q5_K, qs)
 };
 
-/* Bit j of each byte of qh moved to bit 4 (0x10): one shift within u16 lanes, which moves no other
- * byte's bit to bit 4 or 12 for shifts up to 4 left or 3 right. */
-static inline v128_t hbit(const bq_kq *c, v128_t qh, int j) {
-  return wasm_v128_and(j <= 4 ? wasm_i16x8_shl(qh, 4 - j) : wasm_u16x8_shr(qh, j - 4), c->b10);
+/* The 5-bit codes of sub-blocks 2s (lo) and 2s+1 (hi), elements 16h..16h+15, as bytes, given qh
+ * of those elements shifted right by 2s within u16 lanes (hs): bits 0 and 1 of each byte are then
+ * the fifth bits of the two sub-blocks (bits the shift moves across bytes land in bits 6-7 only),
+ * and shifts by 4 and 3 move them to bit 4 of their byte. Constant shifts only: clang 14 scalarises
+ * a variable one. */
+BQ_KQ_INLINE void codes(const bq_k *k, const bq_kq *c, v128_t q, v128_t hs, v128_t *lo,
+                        v128_t *hi) {
+  *lo = wasm_v128_or(wasm_v128_and(q, k->nib), wasm_v128_and(wasm_i16x8_shl(hs, 4), c->b10));
+  *hi = wasm_v128_or(bq_hi4(k, q), wasm_v128_and(wasm_i16x8_shl(hs, 3), c->b10));
 }
 
-/* The 5-bit codes of sub-blocks 2s (lo) and 2s+1 (hi), elements 16h..16h+15, as bytes. */
-static inline void codes(const bq_k *k, const bq_kq *c, const uint8_t *p, int s, int h, v128_t *lo,
-                         v128_t *hi) {
-  const v128_t q = wasm_v128_load(p + XQS + 32 * s + 16 * h), qh = wasm_v128_load(p + XQH + 16 * h);
-  *lo = wasm_v128_or(wasm_v128_and(q, k->nib), hbit(c, qh, 2 * s));
-  *hi = wasm_v128_or(bq_hi4(k, q), hbit(c, qh, 2 * s + 1));
-}
-
-static inline void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, int s, v128_t dl0,
-                        v128_t ml0, v128_t dl1, v128_t ml1, v128_t w[16]) {
-  for (int h = 0; h < 2; h++) {
+BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, int s, v128_t dl0,
+                       v128_t ml0, v128_t dl1, v128_t ml1, v128_t w[16]) {
+  _Pragma("clang loop unroll(full)") for (int h = 0; h < 2; h++) {
     v128_t lo, hi;
-    codes(k, c, p, s, h, &lo, &hi);
+    codes(k, c, wasm_v128_load(p + XQS + 32 * s + 16 * h),
+          wasm_u16x8_shr(wasm_v128_load(p + XQH + 16 * h), 2 * s), &lo, &hi);
     bq_kq_weights16(lo, dl0, ml0, w + 4 * h);
     bq_kq_weights16(hi, dl1, ml1, w + 8 + 4 * h);
   }
 }
 
-static inline void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
+BQ_KQ_INLINE void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
   v128_t dl[2], ml[2];
   bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)), bq_h2f_fast(bq_rd16(p + XDM)),
               dl, ml);
@@ -61,23 +59,31 @@ BQ_DOT_PROTO(q5_K, f32, __simd128) {
 }
 
 /* The integer products of each sub-block: byte codes split into even and odd u16 lanes. */
-static inline v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act, float yd,
-                           const uint8_t *bsums) {
+BQ_KQ_INLINE v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act, float yd,
+                          const uint8_t *bsums) {
   v128_t P[8];
-  for (int s = 0; s < 4; s++) {
-    v128_t lo = wasm_i32x4_splat(0), hi = lo;
-    for (int h = 0; h < 2; h++) {
-      v128_t cl, ch, e, o;
-      codes(k, c, p, s, h, &cl, &ch);
-      bq_kq_act16(act, 4 * s + h, &e, &o);
-      lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_v128_and(cl, c->lo8), e));
-      lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_u16x8_shr(cl, 8), o));
-      bq_kq_act16(act, 4 * s + 2 + h, &e, &o);
-      hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(wasm_v128_and(ch, c->lo8), e));
-      hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(wasm_u16x8_shr(ch, 8), o));
-    }
+  v128_t hs0 = wasm_v128_load(p + XQH), hs1 = wasm_v128_load(p + XQH + 16);
+  /* Not unrolled: V8 hoists the loads of unrolled copies and then spills. */
+  _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
+    v128_t cl, ch, e, o, lo, hi;
+    codes(k, c, wasm_v128_load(p + XQS + 32 * s), hs0, &cl, &ch);
+    bq_kq_act16(act, 4 * s, &e, &o);
+    lo = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(cl, c->lo8), e),
+                        wasm_i32x4_dot_i16x8(wasm_u16x8_shr(cl, 8), o));
+    bq_kq_act16(act, 4 * s + 2, &e, &o);
+    hi = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(ch, c->lo8), e),
+                        wasm_i32x4_dot_i16x8(wasm_u16x8_shr(ch, 8), o));
+    codes(k, c, wasm_v128_load(p + XQS + 32 * s + 16), hs1, &cl, &ch);
+    bq_kq_act16(act, 4 * s + 1, &e, &o);
+    lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_v128_and(cl, c->lo8), e));
+    lo = wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_u16x8_shr(cl, 8), o));
+    bq_kq_act16(act, 4 * s + 3, &e, &o);
+    hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(wasm_v128_and(ch, c->lo8), e));
+    hi = wasm_i32x4_add(hi, wasm_i32x4_dot_i16x8(wasm_u16x8_shr(ch, 8), o));
     P[2 * s] = lo;
     P[2 * s + 1] = hi;
+    hs0 = wasm_u16x8_shr(hs0, 2);
+    hs1 = wasm_u16x8_shr(hs1, 2);
   }
   return bq_kq_terms(P, bq_kq_scales(p + XSC), bsums, bq_h2f_fast(bq_rd16(p + XD)) * yd,
                      bq_h2f_fast(bq_rd16(p + XDM)) * yd);
