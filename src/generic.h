@@ -26,9 +26,10 @@
   }
 
 /* The scale of the block of type t at p, as types.inc's scale column says: D16, the binary16
- * member d; NONE, NaN. One function per type, bq_block_scale_<t>. */
+ * member d; F32, the float member d (Q8_K); NONE, NaN. One function per type, bq_block_scale_<t>. */
 #define BQ_SCALE_NONE(t, p) ((void)(p), NAN)
 #define BQ_SCALE_D16(t, p) bq_h2f(bq_rd16((const uint8_t *)(p) + BQ_OFF(t, d)))
+#define BQ_SCALE_F32(t, p) bq_float(bq_rd32((const uint8_t *)(p) + BQ_OFF(t, d)))
 #define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale) \
   static inline float bq_block_scale_##name(const void *p) { return BQ_SCALE_##scale(name, p); }
 #include "types.inc"
