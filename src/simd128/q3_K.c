@@ -58,7 +58,9 @@ BQ_DEQUANTIZE_PROTO(q3_K, __simd128) {
   for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
     v128_t dl[4];
     sub_scales(&k, b, dl);
+#pragma clang loop unroll(full)
     for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
       for (int c = 0; c < 2; c++) {
         const v128_t v = wasm_v128_load(b + XQS + 32 * h + 16 * c);
         const v128_t m = wasm_v128_load(b + XHM + 16 * c);
@@ -83,7 +85,9 @@ BQ_DOT_PROTO(q3_K, f32, __simd128) {
     v128_t dl[4],
         s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0)};
     sub_scales(&k, b, dl);
+#pragma clang loop unroll(full)
     for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
       for (int c = 0; c < 2; c++) {
         const v128_t q = wasm_v128_load(b + XQS + 32 * h + 16 * c);
         const v128_t m = wasm_v128_load(b + XHM + 16 * c);

@@ -70,7 +70,9 @@ BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
   for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
     v128_t dl[4];
     sub_scales(b, bq_h2f(bq_rd16(b + XD)), dl);
+#pragma clang loop unroll(full)
     for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
       for (int c = 0; c < 2; c++) {
         v128_t q[4];
         codes(&k, b, h, c, q);
@@ -96,7 +98,9 @@ BQ_DOT_PROTO(q6_K, f32, __simd128) {
     v128_t dl[4],
         s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0)};
     sub_scales(b, bq_h2f(bq_rd16(b + XD)), dl);
+#pragma clang loop unroll(full)
     for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
       for (int c = 0; c < 2; c++) {
         v128_t q[4];
         codes(&k, b, h, c, q);
