@@ -61,14 +61,28 @@ BQ_KQ_INLINE v128_t bq_kq_scales(const uint8_t *s) {
   return wasm_u32x4_make(sc_lo, sc_hi, m_lo, m_hi);
 }
 
-/* d * scale and dmin * min of the 8 sub-blocks as floats (dl[0]: sub-blocks 0..3, dl[1]: 4..7),
- * each one rounding, as the reference's d * (float)sc and dmin * (float)m. */
-BQ_KQ_INLINE void bq_kq_dl_ml(v128_t S, float d, float dmin, v128_t dl[2], v128_t ml[2]) {
-  const v128_t vd = wasm_f32x4_splat(d), vm = wasm_f32x4_splat(dmin);
-  dl[0] = wasm_f32x4_mul(vd, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(0))));
-  dl[1] = wasm_f32x4_mul(vd, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(4))));
-  ml[0] = wasm_f32x4_mul(vm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(8))));
-  ml[1] = wasm_f32x4_mul(vm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(12))));
+/* Scale slots: a super-block's d * scale and dmin * min are stored through bq_kq_slot and read back
+ * splat through bq_kq_slot_alias, which the compiler cannot prove equal, so each splat stays one
+ * load (no vector ALU op) instead of a lane shuffle (as simd.h's scale slots; q8_K.c). */
+extern float bq_kq_slot[32], *bq_kq_slot_alias;
+
+/* Stores d * scale (slots 0..7) and dmin * min (8..15) of the 8 sub-blocks, each one rounding as
+ * the reference's d * (float)sc and dmin * (float)m, and d * scale * 2^-4 (16..23; exact: d * scale
+ * is 0 or at least 2^-24, and a NaN keeps its bits). Returns where to read them. */
+BQ_KQ_INLINE const float *bq_kq_dl_ml(v128_t S, float d, float dmin) {
+  const v128_t vd = wasm_f32x4_splat(d), vm = wasm_f32x4_splat(dmin),
+               x16 = wasm_f32x4_splat(0x1p-4f);
+  const v128_t dl0 = wasm_f32x4_mul(vd, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(0))));
+  const v128_t dl1 = wasm_f32x4_mul(vd, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(4))));
+  wasm_v128_store(bq_kq_slot, dl0);
+  wasm_v128_store(bq_kq_slot + 4, dl1);
+  wasm_v128_store(bq_kq_slot + 8,
+                  wasm_f32x4_mul(vm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(8)))));
+  wasm_v128_store(bq_kq_slot + 12,
+                  wasm_f32x4_mul(vm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(S, BQ_LOW(12)))));
+  wasm_v128_store(bq_kq_slot + 16, wasm_f32x4_mul(dl0, x16));
+  wasm_v128_store(bq_kq_slot + 20, wasm_f32x4_mul(dl1, x16));
+  return bq_kq_slot_alias;
 }
 
 /* Weights dl * q - ml of 16 byte codes q (0..31) into w[0..3], each two roundings as the

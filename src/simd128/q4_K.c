@@ -10,29 +10,27 @@ enum {
   XQS = offsetof(block_q4_K, qs)
 };
 
-/* Sub-blocks 2c and 2c+1: the low and high nibbles of qs[32c..32c+31]. */
-BQ_KQ_INLINE void pair(const bq_k *k, const uint8_t *qs, v128_t dl0, v128_t ml0, v128_t dl1,
-                       v128_t ml1, v128_t w[16]) {
+/* Sub-blocks 2s and 2s+1: the low and high nibbles of qs[32s..32s+31]. A high nibble is taken as
+ * the byte with its low nibble cleared, 16 times the code, against d * scale * 2^-4: the product is
+ * the same real number, so it rounds the same (one operation fewer than shifting it down). */
+BQ_KQ_INLINE void pair(const bq_k *k, const uint8_t *qs, const float *sl, int s, v128_t w[16]) {
+  const v128_t dl0 = wasm_v128_load32_splat(sl + 2 * s),
+               ml0 = wasm_v128_load32_splat(sl + 8 + 2 * s);
+  const v128_t dl1 = wasm_v128_load32_splat(sl + 16 + 2 * s + 1),
+               ml1 = wasm_v128_load32_splat(sl + 8 + 2 * s + 1);
   _Pragma("clang loop unroll(full)") for (int h = 0; h < 2; h++) {
-    const v128_t q = wasm_v128_load(qs + 16 * h);
+    const v128_t q = wasm_v128_load(qs + 32 * s + 16 * h);
     bq_kq_weights16(wasm_v128_and(q, k->nib), dl0, ml0, w + 4 * h);
-    bq_kq_weights16(bq_hi4(k, q), dl1, ml1, w + 8 + 4 * h);
+    bq_kq_weights16(wasm_v128_and(q, k->hi_nib), dl1, ml1, w + 8 + 4 * h);
   }
 }
 
 BQ_KQ_INLINE void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
   (void)c;
-  v128_t dl[2], ml[2];
-  bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)), bq_h2f_fast(bq_rd16(p + XDM)),
-              dl, ml);
-  const uint8_t *qs = p + XQS;
-  pair(k, qs, BQ_LANE(dl[0], 0), BQ_LANE(ml[0], 0), BQ_LANE(dl[0], 1), BQ_LANE(ml[0], 1), w);
-  pair(k, qs + 32, BQ_LANE(dl[0], 2), BQ_LANE(ml[0], 2), BQ_LANE(dl[0], 3), BQ_LANE(ml[0], 3),
-       w + 16);
-  pair(k, qs + 64, BQ_LANE(dl[1], 0), BQ_LANE(ml[1], 0), BQ_LANE(dl[1], 1), BQ_LANE(ml[1], 1),
-       w + 32);
-  pair(k, qs + 96, BQ_LANE(dl[1], 2), BQ_LANE(ml[1], 2), BQ_LANE(dl[1], 3), BQ_LANE(ml[1], 3),
-       w + 48);
+  const float *sl = bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
+                                bq_h2f_fast(bq_rd16(p + XDM)));
+  _Pragma("clang loop unroll(full)") for (int s = 0; s < 4; s++)
+      pair(k, p + XQS, sl, s, w + 16 * s);
 }
 
 BQ_DEQUANTIZE_PROTO(q4_K, __simd128) {

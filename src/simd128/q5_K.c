@@ -22,8 +22,12 @@ BQ_KQ_INLINE void codes(const bq_k *k, const bq_kq *c, v128_t q, v128_t hs, v128
   *hi = wasm_v128_or(bq_hi4(k, q), wasm_v128_and(wasm_i16x8_shl(hs, 3), c->b10));
 }
 
-BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, int s, v128_t dl0,
-                       v128_t ml0, v128_t dl1, v128_t ml1, v128_t w[16]) {
+BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, const float *sl, int s,
+                       v128_t w[16]) {
+  const v128_t dl0 = wasm_v128_load32_splat(sl + 2 * s),
+               ml0 = wasm_v128_load32_splat(sl + 8 + 2 * s);
+  const v128_t dl1 = wasm_v128_load32_splat(sl + 2 * s + 1),
+               ml1 = wasm_v128_load32_splat(sl + 8 + 2 * s + 1);
   _Pragma("clang loop unroll(full)") for (int h = 0; h < 2; h++) {
     v128_t lo, hi;
     codes(k, c, wasm_v128_load(p + XQS + 32 * s + 16 * h),
@@ -34,16 +38,9 @@ BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, int s, v
 }
 
 BQ_KQ_INLINE void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
-  v128_t dl[2], ml[2];
-  bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)), bq_h2f_fast(bq_rd16(p + XDM)),
-              dl, ml);
-  pair(k, c, p, 0, BQ_LANE(dl[0], 0), BQ_LANE(ml[0], 0), BQ_LANE(dl[0], 1), BQ_LANE(ml[0], 1), w);
-  pair(k, c, p, 1, BQ_LANE(dl[0], 2), BQ_LANE(ml[0], 2), BQ_LANE(dl[0], 3), BQ_LANE(ml[0], 3),
-       w + 16);
-  pair(k, c, p, 2, BQ_LANE(dl[1], 0), BQ_LANE(ml[1], 0), BQ_LANE(dl[1], 1), BQ_LANE(ml[1], 1),
-       w + 32);
-  pair(k, c, p, 3, BQ_LANE(dl[1], 2), BQ_LANE(ml[1], 2), BQ_LANE(dl[1], 3), BQ_LANE(ml[1], 3),
-       w + 48);
+  const float *sl = bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
+                                bq_h2f_fast(bq_rd16(p + XDM)));
+  _Pragma("clang loop unroll(full)") for (int s = 0; s < 4; s++) pair(k, c, p, sl, s, w + 16 * s);
 }
 
 BQ_DEQUANTIZE_PROTO(q5_K, __simd128) {

@@ -16,6 +16,8 @@ bq_kq_const_table bq_kq_consts_mem = {
     .b10 = S4(0x10101010u),
 };
 
+float bq_kq_slot[32], *bq_kq_slot_alias = bq_kq_slot;
+
 /* One block by vectors; 0 (nothing written) when the result depends on what the vector path does
  * not model, left to the reference: a NaN or Inf input (the running sum catches them, and also,
  * harmlessly, a sum that overflows), a largest magnitude held with both signs (the first one
