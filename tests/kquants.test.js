@@ -164,13 +164,23 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
     return y;
   };
 
-  /** Runs a kernel that writes outLen bytes; returns them. out is prefilled with 0xA5. */
+  /**
+   * Runs a kernel that reads input and writes outLen bytes; returns them. The output is prefilled
+   * with 0xA5 (a kernel must not depend on it) and followed by 64 guard bytes; the kernel must
+   * write none of those and must leave its input as it was.
+   */
   const runOut = (name, input, n, outLen) => {
     raw.reset();
-    const ip = raw.put(input),
-      op = raw.alloc(outLen);
-    new Uint8Array(raw.mem.buffer, op, outLen).fill(0xa5);
+    const inBytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    const ip = raw.put(inBytes),
+      op = raw.alloc(outLen + 64);
+    new Uint8Array(raw.mem.buffer, op, outLen + 64).fill(0xa5);
     assert.equal(X[name](ip, op, n), 0, `${name} n=${n} returns BQ_OK`);
+    assert.ok(
+      new Uint8Array(raw.mem.buffer, op + outLen, 64).every((c) => c === 0xa5),
+      `${name} n=${n} writes past its output`,
+    );
+    assert.equal(firstDiff(raw.bytes(ip, inBytes.length), inBytes), -1, `${name} n=${n} changes its input`);
     return raw.bytes(op, outLen);
   };
   const quantizeWith = (name, t, x) => runOut(name, x, x.length, (x.length / QK) * K.TYPE_SIZE[t]);
@@ -262,6 +272,7 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
         : Array.from({ length: x.length / QK }, (_, b) => b)
             .filter((b) => x.subarray(b * QK, (b + 1) * QK).every((v) => v === 0))
             .map((b) => [b * ts + 260, b * ts + 292]);
+    /** @type {{ x: Float32Array, what: string, want?: Uint8Array }[]} */
     const cases = [
       ...COUNTS.map((nb) => ({ x: mixedFloats(nb, r), what: `${nb} super-blocks` })),
       { x: EDGE, what: 'edge set', want: bytesOf(`edge/edge.${t}.bin`) },
@@ -297,6 +308,7 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
       else if (t === 'q6_K') put(208, d);
       else new DataView(special.buffer).setFloat32(o, K.fromHalf(d), true);
     }
+    /** @type {{ q: Uint8Array, what: string, want?: Float32Array }[]} */
     const cases = [
       ...COUNTS.map((nb) => ({ q: randomBytes(nb * ts, r), what: `${nb} random super-blocks` })),
       ...COUNTS.map((nb) => ({ q: K.quantize(t, mixedFloats(nb, r)), what: `${nb} quantized super-blocks` })),
