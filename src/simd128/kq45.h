@@ -151,46 +151,54 @@ BQ_KQ_INLINE float bq_kq_row_sum(v128_t sum) {
   return bq_acc_sum__simd128(acc);
 }
 
-/* Fused decode-and-multiply of one super-block's 64 weight vectors w against v: four partial sums
- * per super-block, combined in a fixed tree. */
-BQ_KQ_INLINE v128_t bq_kq_dot_f32_sb(const v128_t w[64], const float *v) {
-  v128_t p[4];
-  _Pragma("clang loop unroll(full)") for (int j = 0; j < 4; j++) p[j] =
-      wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
-  _Pragma("clang loop unroll(full)") for (int i = 4; i < 64; i += 4)
-      _Pragma("clang loop unroll(full)") for (int j = 0; j < 4; j++) p[j] =
-          wasm_f32x4_add(p[j], wasm_f32x4_mul(w[i + j], wasm_v128_load(v + 4 * (i + j))));
-  return wasm_f32x4_add(wasm_f32x4_add(p[0], p[1]), wasm_f32x4_add(p[2], p[3]));
-}
+/* The weights of a super-block, sub-blocks 2s and 2s+1 (elements 64s..64s+63, 16 vectors),
+ * bit-exact with the reference; sl: the super-block's scale slots (bq_kq_dl_ml). */
+typedef void (*bq_kq_pair_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, const float *sl,
+                              int s, v128_t w[16]);
 
-/* A super-block's 64 weight vectors (elements 4j..4j+3 in w[j]), bit-exact with the reference. */
-typedef void (*bq_kq_weights_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]);
+/* A super-block's scale slots. */
+typedef const float *(*bq_kq_slots_fn)(const uint8_t *p);
 
 /* A super-block's four dot terms against Q8_K activations act with scale yd and bsums. */
 typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act,
                                  float yd, const uint8_t *bsums);
 
+/* The loops over sub-block pairs are not unrolled: each pass stores its 256 bytes in one basic
+ * block, so the output is written in ascending order across a super-block (unrolled, clang
+ * schedules the 64 stores of a super-block backwards, slower once the output exceeds the caches).
+ */
 BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs,
-                                   bq_kq_weights_fn weights) {
+                                   bq_kq_slots_fn slots, bq_kq_pair_fn pair) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   for (size_t i = 0; i < nb; i++, p += xs, y += QK_K) {
-    v128_t w[64];
-    weights(&k, &c, p, w);
-    _Pragma("clang loop unroll(full)") for (int j = 0; j < 64; j++)
-        wasm_v128_store(y + 4 * j, w[j]);
+    const float *sl = slots(p);
+    _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
+      v128_t w[16];
+      pair(&k, &c, p, sl, s, w);
+      for (int j = 0; j < 16; j++) wasm_v128_store(y + 64 * s + 4 * j, w[j]);
+    }
   }
 }
 
 BQ_KQ_INLINE void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, size_t xs, float *acc,
-                                bq_kq_weights_fn weights) {
+                                bq_kq_slots_fn slots, bq_kq_pair_fn pair) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   v128_t sum = wasm_v128_load(acc);
   for (size_t i = 0; i < nb; i++, p += xs, v += QK_K) {
-    v128_t w[64];
-    weights(&k, &c, p, w);
-    sum = wasm_f32x4_add(sum, bq_kq_dot_f32_sb(w, v));
+    const float *sl = slots(p);
+    v128_t q[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
+                   wasm_f32x4_splat(0.0f)};
+    _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
+      v128_t w[16];
+      pair(&k, &c, p, sl, s, w);
+      for (int j = 0; j < 16; j++)
+        q[j % 4] =
+            wasm_f32x4_add(q[j % 4], wasm_f32x4_mul(w[j], wasm_v128_load(v + 64 * s + 4 * j)));
+    }
+    sum =
+        wasm_f32x4_add(sum, wasm_f32x4_add(wasm_f32x4_add(q[0], q[1]), wasm_f32x4_add(q[2], q[3])));
   }
   wasm_v128_store(acc, sum);
 }

@@ -13,35 +13,34 @@ enum {
 /* Sub-blocks 2s and 2s+1: the low and high nibbles of qs[32s..32s+31]. A high nibble is taken as
  * the byte with its low nibble cleared, 16 times the code, against d * scale * 2^-4: the product is
  * the same real number, so it rounds the same (one operation fewer than shifting it down). */
-BQ_KQ_INLINE void pair(const bq_k *k, const uint8_t *qs, const float *sl, int s, v128_t w[16]) {
+BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, const float *sl, int s,
+                       v128_t w[16]) {
+  (void)c;
   const v128_t dl0 = wasm_v128_load32_splat(sl + 2 * s),
                ml0 = wasm_v128_load32_splat(sl + 8 + 2 * s);
   const v128_t dl1 = wasm_v128_load32_splat(sl + 16 + 2 * s + 1),
                ml1 = wasm_v128_load32_splat(sl + 8 + 2 * s + 1);
   _Pragma("clang loop unroll(full)") for (int h = 0; h < 2; h++) {
-    const v128_t q = wasm_v128_load(qs + 32 * s + 16 * h);
+    const v128_t q = wasm_v128_load(p + XQS + 32 * s + 16 * h);
     bq_kq_weights16(wasm_v128_and(q, k->nib), dl0, ml0, w + 4 * h);
     bq_kq_weights16(wasm_v128_and(q, k->hi_nib), dl1, ml1, w + 8 + 4 * h);
   }
 }
 
-BQ_KQ_INLINE void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
-  (void)c;
-  const float *sl = bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
-                                bq_h2f_fast(bq_rd16(p + XDM)));
-  _Pragma("clang loop unroll(full)") for (int s = 0; s < 4; s++)
-      pair(k, p + XQS, sl, s, w + 16 * s);
+BQ_KQ_INLINE const float *slots(const uint8_t *p) {
+  return bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
+                     bq_h2f_fast(bq_rd16(p + XDM)));
 }
 
 BQ_DEQUANTIZE_PROTO(q4_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dequantize(x, y, n / QK_K, XS, weights);
+  bq_kq_dequantize(x, y, n / QK_K, XS, slots, pair);
   return BQ_OK;
 }
 
 BQ_DOT_PROTO(q4_K, f32, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dot_f32(x, y, n / QK_K, XS, acc, weights);
+  bq_kq_dot_f32(x, y, n / QK_K, XS, acc, slots, pair);
   return BQ_OK;
 }
 

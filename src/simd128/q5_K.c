@@ -37,21 +37,20 @@ BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, const fl
   }
 }
 
-BQ_KQ_INLINE void weights(const bq_k *k, const bq_kq *c, const uint8_t *p, v128_t w[64]) {
-  const float *sl = bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
-                                bq_h2f_fast(bq_rd16(p + XDM)));
-  _Pragma("clang loop unroll(full)") for (int s = 0; s < 4; s++) pair(k, c, p, sl, s, w + 16 * s);
+BQ_KQ_INLINE const float *slots(const uint8_t *p) {
+  return bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
+                     bq_h2f_fast(bq_rd16(p + XDM)));
 }
 
 BQ_DEQUANTIZE_PROTO(q5_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dequantize(x, y, n / QK_K, XS, weights);
+  bq_kq_dequantize(x, y, n / QK_K, XS, slots, pair);
   return BQ_OK;
 }
 
 BQ_DOT_PROTO(q5_K, f32, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dot_f32(x, y, n / QK_K, XS, acc, weights);
+  bq_kq_dot_f32(x, y, n / QK_K, XS, acc, slots, pair);
   return BQ_OK;
 }
 
