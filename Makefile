@@ -33,7 +33,7 @@ all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) ## Build both wasm modules and the 
 
 wasm/exports-%.json: wasm/exports.c src/kernels.inc | deps
 	$(CC) -E -P $(if $(filter simd128,$*),-DBQ_SIMD128) $< \
-	  | grep -o 'BQ_EXPORT [a-z0-9_]*' | sed 's/BQ_EXPORT /"_/; s/$$/"/' \
+	  | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT /"_/; s/$$/"/' \
 	  | paste -sd, | sed 's/^/[/; s/$$/]/' > $@
 
 $(WASM_SIMD): $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c $(HEADERS) wasm/exports-simd128.json | deps

@@ -26,7 +26,8 @@
   }
 
 /* The scale of the block of type t at p, as types.inc's scale column says: D16, the binary16
- * member d; F32, the float member d (Q8_K); NONE, NaN. One function per type, bq_block_scale_<t>. */
+ * member d; F32, the float member d (Q8_K); NONE, NaN. One function per type, bq_block_scale_<t>.
+ */
 #define BQ_SCALE_NONE(t, p) ((void)(p), NAN)
 #define BQ_SCALE_D16(t, p) bq_h2f(bq_rd16((const uint8_t *)(p) + BQ_OFF(t, d)))
 #define BQ_SCALE_F32(t, p) bq_float(bq_rd32((const uint8_t *)(p) + BQ_OFF(t, d)))
@@ -61,28 +62,29 @@ static inline void bq_error_stats(const float *x, const float *y, size_t m, floa
  * error of each sub-block as well, into sub_rmse and sub_max_abs (n / sub-block entries; not
  * touched otherwise). The error arithmetic is the same scalar code on every ISA, so both builds
  * agree exactly. */
-#define BQ_DEFINE_STATS(t, isa, kisa)                                                       \
-  static_assert(BQ_STATS_CHUNK % BQ_STATS_BLK(t) == 0, #t ": stats chunk of whole blocks"); \
-  BQ_STATS_PROTO(t, isa) {                                                                  \
-    enum { B = BQ_STATS_BLK(t), S = BQ_SUB_##t };                                           \
-    if (n % B) return BQ_EINVAL;                                                            \
-    uint8_t q[BQ_ROW(t, BQ_STATS_CHUNK)];                                                   \
-    float dq[BQ_STATS_CHUNK];                                                               \
-    for (size_t i = 0; i < n; i += BQ_STATS_CHUNK) {                                        \
-      const size_t k = n - i < BQ_STATS_CHUNK ? n - i : BQ_STATS_CHUNK;                     \
-      bq_##t##_quantize##kisa(x + i, q, k);                                                 \
-      bq_##t##_dequantize##kisa(q, dq, k);                                                  \
-      for (size_t b = 0; b < k / B; b++) {                                                  \
-        const size_t o = i / B + b;                                                         \
-        bq_error_stats(x + i + b * B, dq + b * B, B, &rmse[o], &max_abs[o]);                \
-        scale[o] = bq_block_scale_##t(q + BQ_ROW(t, b * B));                                \
-      }                                                                                     \
-      for (size_t s = 0; S && s < k / (S ? S : 1); s++)                                     \
-        bq_error_stats(x + i + s * S, dq + s * S, S, &sub_rmse[i / (S ? S : 1) + s],        \
-                       &sub_max_abs[i / (S ? S : 1) + s]);                                  \
-    }                                                                                       \
-    (void)sub_rmse, (void)sub_max_abs;                                                      \
-    return BQ_OK;                                                                           \
+#define BQ_DEFINE_STATS(t, isa, kisa)                                                         \
+  static_assert(BQ_STATS_CHUNK % BQ_STATS_BLK(t) == 0, #t ": stats chunk of whole blocks");   \
+  BQ_STATS_PROTO(t, isa) {                                                                    \
+    /* S: sub-block elements (1 when the type has none, and then no sub-block is reported) */ \
+    enum { B = BQ_STATS_BLK(t), S = BQ_SUB_##t > 0 ? BQ_SUB_##t : 1 };                        \
+    if (n % B) return BQ_EINVAL;                                                              \
+    uint8_t q[BQ_ROW(t, BQ_STATS_CHUNK)];                                                     \
+    float dq[BQ_STATS_CHUNK];                                                                 \
+    for (size_t i = 0; i < n; i += BQ_STATS_CHUNK) {                                          \
+      const size_t k = n - i < BQ_STATS_CHUNK ? n - i : BQ_STATS_CHUNK;                       \
+      bq_##t##_quantize##kisa(x + i, q, k);                                                   \
+      bq_##t##_dequantize##kisa(q, dq, k);                                                    \
+      for (size_t b = 0; b < k / B; b++) {                                                    \
+        const size_t o = i / B + b;                                                           \
+        bq_error_stats(x + i + b * B, dq + b * B, B, &rmse[o], &max_abs[o]);                  \
+        scale[o] = bq_block_scale_##t(q + BQ_ROW(t, b * B));                                  \
+      }                                                                                       \
+      for (size_t s = 0; BQ_SUB_##t > 0 && s < k / S; s++)                                    \
+        bq_error_stats(x + i + s * S, dq + s * S, S, &sub_rmse[i / S + s],                    \
+                       &sub_max_abs[i / S + s]);                                              \
+    }                                                                                         \
+    (void)sub_rmse, (void)sub_max_abs;                                                        \
+    return BQ_OK;                                                                             \
   }
 
 #endif
