@@ -13,8 +13,8 @@
 #include "simd.h"
 
 /* Everything here is inlined into the kernels, so that loop counters become the constants the
- * shifts and lane shuffles need (a variable 16-bit shift amount is scalarised by clang 14), and a
- * super-block's 64 weight vectors stay values instead of a stack array. */
+ * shifts and lane shuffles need (clang 14 scalarised a shift chosen at run time between a left
+ * and a right one) and the kernels passed by pointer are called directly. */
 #define BQ_KQ_INLINE static inline __attribute__((always_inline))
 
 /* The kernels of these files, until kernels.inc lists them (bq.h then declares them again). */
@@ -154,7 +154,7 @@ BQ_KQ_INLINE float bq_kq_row_sum(v128_t sum) {
 /* The weights of a super-block, sub-blocks 2s and 2s+1 (elements 64s..64s+63, 16 vectors),
  * bit-exact with the reference; sl: the super-block's scale slots (bq_kq_dl_ml). */
 typedef void (*bq_kq_pair_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, const float *sl,
-                              int s, v128_t w[16]);
+                              int s, v128_t st[2], v128_t w[16]);
 
 /* A super-block's scale slots. */
 typedef const float *(*bq_kq_slots_fn)(const uint8_t *p);
@@ -167,32 +167,34 @@ typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p
  * block, so the output is written in ascending order across a super-block (unrolled, clang
  * schedules the 64 stores of a super-block backwards, slower once the output exceeds the caches).
  */
-BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs,
+BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs, size_t qh,
                                    bq_kq_slots_fn slots, bq_kq_pair_fn pair) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   for (size_t i = 0; i < nb; i++, p += xs, y += QK_K) {
     const float *sl = slots(p);
+    v128_t st[2] = {wasm_v128_load(p + qh), wasm_v128_load(p + qh + 16)};
     _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
       v128_t w[16];
-      pair(&k, &c, p, sl, s, w);
+      pair(&k, &c, p, sl, s, st, w);
       for (int j = 0; j < 16; j++) wasm_v128_store(y + 64 * s + 4 * j, w[j]);
     }
   }
 }
 
-BQ_KQ_INLINE void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, size_t xs, float *acc,
-                                bq_kq_slots_fn slots, bq_kq_pair_fn pair) {
+BQ_KQ_INLINE void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, size_t xs, size_t qh,
+                                float *acc, bq_kq_slots_fn slots, bq_kq_pair_fn pair) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   v128_t sum = wasm_v128_load(acc);
   for (size_t i = 0; i < nb; i++, p += xs, v += QK_K) {
     const float *sl = slots(p);
+    v128_t st[2] = {wasm_v128_load(p + qh), wasm_v128_load(p + qh + 16)};
     v128_t q[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
                    wasm_f32x4_splat(0.0f)};
     _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
       v128_t w[16];
-      pair(&k, &c, p, sl, s, w);
+      pair(&k, &c, p, sl, s, st, w);
       for (int j = 0; j < 16; j++)
         q[j % 4] =
             wasm_f32x4_add(q[j % 4], wasm_f32x4_mul(w[j], wasm_v128_load(v + 64 * s + 4 * j)));

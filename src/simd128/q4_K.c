@@ -14,8 +14,8 @@ enum {
  * the byte with its low nibble cleared, 16 times the code, against d * scale * 2^-4: the product is
  * the same real number, so it rounds the same (one operation fewer than shifting it down). */
 BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, const float *sl, int s,
-                       v128_t w[16]) {
-  (void)c;
+                       v128_t st[2], v128_t w[16]) {
+  (void)c, (void)st;
   const v128_t dl0 = wasm_v128_load32_splat(sl + 2 * s),
                ml0 = wasm_v128_load32_splat(sl + 8 + 2 * s);
   const v128_t dl1 = wasm_v128_load32_splat(sl + 16 + 2 * s + 1),
@@ -34,13 +34,13 @@ BQ_KQ_INLINE const float *slots(const uint8_t *p) {
 
 BQ_DEQUANTIZE_PROTO(q4_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dequantize(x, y, n / QK_K, XS, slots, pair);
+  bq_kq_dequantize(x, y, n / QK_K, XS, 0, slots, pair);
   return BQ_OK;
 }
 
 BQ_DOT_PROTO(q4_K, f32, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dot_f32(x, y, n / QK_K, XS, acc, slots, pair);
+  bq_kq_dot_f32(x, y, n / QK_K, XS, 0, acc, slots, pair);
   return BQ_OK;
 }
 

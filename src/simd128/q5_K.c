@@ -23,15 +23,15 @@ BQ_KQ_INLINE void codes(const bq_k *k, const bq_kq *c, v128_t q, v128_t hs, v128
 }
 
 BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, const float *sl, int s,
-                       v128_t w[16]) {
+                       v128_t st[2], v128_t w[16]) {
   const v128_t dl0 = wasm_v128_load32_splat(sl + 2 * s),
                ml0 = wasm_v128_load32_splat(sl + 8 + 2 * s);
   const v128_t dl1 = wasm_v128_load32_splat(sl + 2 * s + 1),
                ml1 = wasm_v128_load32_splat(sl + 8 + 2 * s + 1);
   _Pragma("clang loop unroll(full)") for (int h = 0; h < 2; h++) {
     v128_t lo, hi;
-    codes(k, c, wasm_v128_load(p + XQS + 32 * s + 16 * h),
-          wasm_u16x8_shr(wasm_v128_load(p + XQH + 16 * h), 2 * s), &lo, &hi);
+    codes(k, c, wasm_v128_load(p + XQS + 32 * s + 16 * h), st[h], &lo, &hi);
+    st[h] = wasm_u16x8_shr(st[h], 2);
     bq_kq_weights16(lo, dl0, ml0, w + 4 * h);
     bq_kq_weights16(hi, dl1, ml1, w + 8 + 4 * h);
   }
@@ -44,13 +44,13 @@ BQ_KQ_INLINE const float *slots(const uint8_t *p) {
 
 BQ_DEQUANTIZE_PROTO(q5_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dequantize(x, y, n / QK_K, XS, slots, pair);
+  bq_kq_dequantize(x, y, n / QK_K, XS, XQH, slots, pair);
   return BQ_OK;
 }
 
 BQ_DOT_PROTO(q5_K, f32, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dot_f32(x, y, n / QK_K, XS, acc, slots, pair);
+  bq_kq_dot_f32(x, y, n / QK_K, XS, XQH, acc, slots, pair);
   return BQ_OK;
 }
 
