@@ -121,6 +121,16 @@ const BASES = ALL.flatMap((t) => [
   ...(t === 'q8_K' ? [] : [[`bq_${t}_dot_q8_K`, t, 'dot', 'q8_K']]),
   [`bq_${t}_dot_f32`, t, 'dot', 'f32'],
 ]);
+/** Matrix-vector products, tested where the build exports them (src/kernels.inc decides). */
+const MATVECS = K.KTYPES.flatMap((t) => [
+  [`bq_${t}_matvec_q8_K`, t, 'matvec', 'q8_K'],
+  [`bq_${t}_matvec_f32`, t, 'matvec', 'f32'],
+]);
+/** What must have a SIMD128 version on the simd128 build: the decoders, both dots of every K type
+ * and the Q8_K activation quantizer. */
+const NEED_SIMD = K.KTYPES.flatMap((t) => [`bq_${t}_dequantize`, `bq_${t}_dot_q8_K`, `bq_${t}_dot_f32`]).concat(
+  'bq_q8_K_quantize',
+);
 const variants = (base) => ISAS.filter((s) => typeof X[base + s] === 'function').map((s) => base + s);
 const isaOf = (name) => (name.endsWith('__ref') ? '__ref' : name.endsWith('__simd128') ? '__simd128' : '');
 /** Bit-exact against ggml's order: the reference, and the public kernel of the scalar build. */
@@ -231,13 +241,15 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
       if (BACKEND === 'scalar') assert.ok(!vs.includes('__simd128'), `${base}: no SIMD in the scalar build`);
       if (base.includes('_dot_')) assert.equal(typeof X[`${base}_sum`], 'function', `${base}_sum is exported`);
     }
+    if (BACKEND === 'simd128')
+      for (const base of NEED_SIMD) assert.equal(typeof X[`${base}__simd128`], 'function', `${base}__simd128 exists`);
     for (const t of ALL) {
       assert.equal(X.bq_type_block_size(ID[t]), QK, `${t} block size`);
       assert.equal(X.bq_type_size(ID[t]), K.TYPE_SIZE[t], `${t} type size`);
     }
   });
 
-  for (const [base, t, op, t2] of BASES) {
+  for (const [base, t, op, t2] of [...BASES, ...MATVECS]) {
     const vs = variants(base);
     if (!vs.length) continue; // the export test above names what is missing
     const r = rng(SEED ^ base.length ^ (ID[t] << 8));
@@ -248,7 +260,8 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
         const p = raw.alloc(4096),
           acc = raw.zeroAcc();
         new Uint8Array(raw.mem.buffer, p, 4096).fill(0x5a);
-        const rc = op === 'dot' ? X[v](p, p, 128, acc) : X[v](p, p + 2048, 128);
+        const rc =
+          op === 'dot' ? X[v](p, p, 128, acc) : op === 'matvec' ? X[v](p, 2, 128, p, p + 2048) : X[v](p, p + 2048, 128);
         assert.notEqual(rc, 0, `${v} n=128 fails`);
         assert.ok(
           new Uint8Array(raw.mem.buffer, p, 4096).every((c) => c === 0x5a) &&
@@ -258,7 +271,8 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
       }
       if (op === 'quantize') testQuantize(t, vs, r);
       else if (op === 'dequantize') testDequantize(t, vs, r);
-      else testDot(t, /** @type {string} */ (t2), vs, r);
+      else if (op === 'dot') testDot(t, /** @type {string} */ (t2), vs, r);
+      else testMatvec(t, /** @type {string} */ (t2), vs, r);
     });
   }
 
@@ -386,6 +400,38 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
         for (const cuts of cutSets) {
           const cut = dotWith(v, t, t2, c.a, c.b, cuts);
           assert.ok(sameFloat(cut, got), `${v} ${c.what}: cut at ${cuts} gives ${cut}, uncut ${got}, seed ${SEED}`);
+        }
+      }
+    }
+  }
+
+  /** matvec: row r equals the dot of the same ISA exactly, and the oracle's dot as a dot would. */
+  function testMatvec(t, t2, vs, r) {
+    const ts = K.TYPE_SIZE[t];
+    for (const cols of [QK, 3 * QK, 16 * QK]) {
+      for (const rows of [1, 2, 5]) {
+        const w = K.quantize(t, realFloats((rows * cols) / QK, r));
+        const xv = t2 === 'f32' ? realFloats(cols / QK, r) : K.quantizeQ8K(realFloats(cols / QK, r));
+        const rb = (cols / QK) * ts;
+        for (const v of vs) {
+          raw.reset();
+          const wp = raw.put(w),
+            xp = raw.put(xv),
+            yp = raw.alloc(rows * 4 + 64);
+          new Uint8Array(raw.mem.buffer, yp, rows * 4 + 64).fill(0xa5);
+          assert.equal(X[v](wp, rows, cols, xp, yp), 0, `${v} ${rows}x${cols} returns BQ_OK`);
+          assert.ok(
+            new Uint8Array(raw.mem.buffer, yp + rows * 4, 64).every((c) => c === 0xa5),
+            `${v} writes past y`,
+          );
+          const y = raw.floats(yp, rows);
+          const dot = `bq_${t}_dot_${t2}${isaOf(v)}`;
+          for (let i = 0; i < rows; i++) {
+            const row = w.subarray(i * rb, (i + 1) * rb);
+            const d = dotWith(dot, t, t2, row, xv);
+            assert.ok(sameFloat(y[i], d), `${v} ${rows}x${cols} row ${i}: ${y[i]} vs ${dot} ${d}, seed ${SEED}`);
+            checkDot(dot, y[i], oracleDot(t, t2, row, xv), `as row ${i} of ${v} ${rows}x${cols}`);
+          }
         }
       }
     }
