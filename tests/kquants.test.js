@@ -405,33 +405,51 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
     }
   }
 
+  /** nb random super-blocks of t whose d (and dmin) are random finite halves of 2^-14..2. */
+  function finiteScales(t, nb, r) {
+    const ts = K.TYPE_SIZE[t];
+    const q = randomBytes(nb * ts, r);
+    const at = { q2_K: [80, 82], q3_K: [108], q4_K: [0, 2], q5_K: [0, 2], q6_K: [208] }[t];
+    for (let b = 0; b < nb; b++)
+      for (const o of at) {
+        const h = 0x0400 + Math.floor(r.next() * 0x3c00); // exponents 1..15: 2^-14 <= |d| < 2
+        q[b * ts + o] = h & 255;
+        q[b * ts + o + 1] = (h >> 8) | (r.next() < 0.5 ? 0x80 : 0);
+      }
+    return q;
+  }
+
   /** matvec: row r equals the dot of the same ISA exactly, and the oracle's dot as a dot would. */
   function testMatvec(t, t2, vs, r) {
     const ts = K.TYPE_SIZE[t];
-    for (const cols of [QK, 3 * QK, 16 * QK]) {
-      for (const rows of [1, 2, 5]) {
-        const w = K.quantize(t, realFloats((rows * cols) / QK, r));
-        const xv = t2 === 'f32' ? realFloats(cols / QK, r) : K.quantizeQ8K(realFloats(cols / QK, r));
-        const rb = (cols / QK) * ts;
-        for (const v of vs) {
-          raw.reset();
-          const wp = raw.put(w),
-            xp = raw.put(xv),
-            yp = raw.alloc(rows * 4 + 64);
-          new Uint8Array(raw.mem.buffer, yp, rows * 4 + 64).fill(0xa5);
-          assert.equal(X[v](wp, rows, cols, xp, yp), 0, `${v} ${rows}x${cols} returns BQ_OK`);
-          assert.ok(
-            new Uint8Array(raw.mem.buffer, yp + rows * 4, 64).every((c) => c === 0xa5),
-            `${v} writes past y`,
-          );
-          const y = raw.floats(yp, rows);
-          const dot = `bq_${t}_dot_${t2}${isaOf(v)}`;
-          for (let i = 0; i < rows; i++) {
-            const row = w.subarray(i * rb, (i + 1) * rb);
-            const d = dotWith(dot, t, t2, row, xv);
-            assert.ok(sameFloat(y[i], d), `${v} ${rows}x${cols} row ${i}: ${y[i]} vs ${dot} ${d}, seed ${SEED}`);
-            checkDot(dot, y[i], oracleDot(t, t2, row, xv), `as row ${i} of ${v} ${rows}x${cols}`);
-          }
+    // Rows of 1, 3 and 16 super-blocks quantized from floats, then rows just past the lengths the
+    // SIMD matvecs prepare activations for (64 and 512 super-blocks when this was written) as
+    // random blocks with finite scales.
+    const shapes = [QK, 3 * QK, 16 * QK].flatMap((cols) => [1, 2, 5].map((rows) => ({ rows, cols, real: true })));
+    shapes.push({ rows: 2, cols: 65 * QK, real: false });
+    if (t2 === 'q8_K') shapes.push({ rows: 1, cols: 513 * QK, real: false });
+    for (const { rows, cols, real } of shapes) {
+      const w = real ? K.quantize(t, realFloats((rows * cols) / QK, r)) : finiteScales(t, (rows * cols) / QK, r);
+      const xv = t2 === 'f32' ? realFloats(cols / QK, r) : K.quantizeQ8K(realFloats(cols / QK, r));
+      const rb = (cols / QK) * ts;
+      for (const v of vs) {
+        raw.reset();
+        const wp = raw.put(w),
+          xp = raw.put(xv),
+          yp = raw.alloc(rows * 4 + 64);
+        new Uint8Array(raw.mem.buffer, yp, rows * 4 + 64).fill(0xa5);
+        assert.equal(X[v](wp, rows, cols, xp, yp), 0, `${v} ${rows}x${cols} returns BQ_OK`);
+        assert.ok(
+          new Uint8Array(raw.mem.buffer, yp + rows * 4, 64).every((c) => c === 0xa5),
+          `${v} writes past y`,
+        );
+        const y = raw.floats(yp, rows);
+        const dot = `bq_${t}_dot_${t2}${isaOf(v)}`;
+        for (let i = 0; i < rows; i++) {
+          const row = w.subarray(i * rb, (i + 1) * rb);
+          const d = dotWith(dot, t, t2, row, xv);
+          assert.ok(sameFloat(y[i], d), `${v} ${rows}x${cols} row ${i}: ${y[i]} vs ${dot} ${d}, seed ${SEED}`);
+          checkDot(dot, y[i], oracleDot(t, t2, row, xv), `as row ${i} of ${v} ${rows}x${cols}`);
         }
       }
     }
