@@ -165,6 +165,23 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
       }
     return x;
   };
+  /**
+   * Any float32 bits, super-block by super-block: all random, random within 2^-27..2^33, or nine
+   * in ten zero. A NaN becomes the default NaN of either sign: ggml's codes for a NaN input come
+   * from its payload on x86-64, which wasm arithmetic does not promise to carry.
+   */
+  const hostileFloats = (nb, r) => {
+    const u = new Uint32Array(nb * QK);
+    for (let b = 0; b < nb; b++)
+      for (let e = 0; e < QK; e++) {
+        let v = (r.next() * 2 ** 32) >>> 0;
+        if (b % 3 === 1) v = (v & 0x807fffff) | ((100 + Math.floor(r.next() * 60)) << 23);
+        if (b % 3 === 2 && r.next() < 0.9) v = 0;
+        if ((v & 0x7f800000) === 0x7f800000 && v & 0x7fffff) v = r.next() < 0.5 ? 0x7fc00000 : 0xffc00000;
+        u[b * QK + e] = v;
+      }
+    return new Float32Array(u.buffer);
+  };
   const randomBytes = (len, r) => new Uint8Array(len).map(() => (r.next() * 256) | 0);
   /** Q8_K blocks with random qs and random bsums (not their sums) and a finite d of 1e-3..1. */
   const wildQ8K = (nb, r) => {
@@ -289,6 +306,7 @@ if (typeof X.bq_q4_K_dequantize__ref !== 'function') {
     /** @type {{ x: Float32Array, what: string, want?: Uint8Array }[]} */
     const cases = [
       ...COUNTS.map((nb) => ({ x: mixedFloats(nb, r), what: `${nb} super-blocks` })),
+      ...[1, 3, 9, 65].map((nb) => ({ x: hostileFloats(nb, r), what: `${nb} super-blocks of any float bits` })),
       { x: EDGE, what: 'edge set', want: bytesOf(`edge/edge.${t}.bin`) },
       ...QUANTIZED.filter((q) => q.type === t).map((q) => ({
         x: floatsOf(`inputs/${q.input}.f32`),
