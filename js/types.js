@@ -75,12 +75,12 @@ const TABLE = new Map([
   [7, ['q5_1', 32, 24, 9, 128, 0, ALL]],
   [8, ['q8_0', 32, 34, 8, 128, 0, ALL]],
   [9, ['q8_1', 32, 36, 9, 128, 0, ALL & ~V]],
-  [10, ['q2_K', 256, 84, -1, 0, 0, 0]],
-  [11, ['q3_K', 256, 110, -1, 0, 0, 0]],
-  [12, ['q4_K', 256, 144, -1, 0, 0, 0]],
-  [13, ['q5_K', 256, 176, -1, 0, 0, 0]],
-  [14, ['q6_K', 256, 210, -1, 0, 0, 0]],
-  [15, ['q8_K', 256, 292, -1, 0, 0, 0]],
+  [10, ['q2_K', 256, 84, 15, 256, 16, ALL]],
+  [11, ['q3_K', 256, 110, 15, 256, 16, ALL]],
+  [12, ['q4_K', 256, 144, 15, 256, 32, ALL]],
+  [13, ['q5_K', 256, 176, 15, 256, 32, ALL]],
+  [14, ['q6_K', 256, 210, 15, 256, 16, ALL]],
+  [15, ['q8_K', 256, 292, -1, 256, 16, Q | D | F]],
   [16, ['iq2_xxs', 256, 66, -1, 0, 0, 0]],
   [17, ['iq2_xs', 256, 74, -1, 0, 0, 0]],
   [18, ['iq3_xxs', 256, 98, -1, 0, 0, 0]],
@@ -106,9 +106,15 @@ const TABLE = new Map([
  * 'u32': a little-endian 32-bit word, 'u8'/'i8': bytes of codes). As src/fields.inc and the C block
  * structs have them (tests/types.test.js checks offsets, sizes and byte-swap units against the wasm
  * build). The float types are one scalar per "block".
- * @type {Map<number, [string, 'f16' | 'bf16' | 'f32' | 'u32' | 'u8' | 'i8', number][]>}
+ * @type {Map<number, [string, 'f16' | 'bf16' | 'f32' | 'u32' | 'u8' | 'i8' | 'i16', number][]>}
  */
 const LAYOUTS = new Map([
+  [10, [['scales', 'u8', 16], ['qs', 'u8', 64], ['d', 'f16', 1], ['dmin', 'f16', 1]]],
+  [11, [['hmask', 'u8', 32], ['qs', 'u8', 64], ['scales', 'u8', 12], ['d', 'f16', 1]]],
+  [12, [['d', 'f16', 1], ['dmin', 'f16', 1], ['scales', 'u8', 12], ['qs', 'u8', 128]]],
+  [13, [['d', 'f16', 1], ['dmin', 'f16', 1], ['scales', 'u8', 12], ['qh', 'u8', 32], ['qs', 'u8', 128]]],
+  [14, [['ql', 'u8', 128], ['qh', 'u8', 64], ['scales', 'i8', 16], ['d', 'f16', 1]]],
+  [15, [['d', 'f32', 1], ['qs', 'i8', 256], ['bsums', 'i16', 16]]],
   [0, [['x', 'f32', 1]]],
   [1, [['x', 'f16', 1]]],
   [30, [['x', 'bf16', 1]]],
@@ -162,7 +168,7 @@ const LAYOUTS = new Map([
 ]);
 
 /** Bytes of one scalar of each field kind. */
-const KIND_BYTES = { f16: 2, bf16: 2, f32: 4, u32: 4, u8: 1, i8: 1 };
+const KIND_BYTES = { f16: 2, bf16: 2, f32: 4, u32: 4, u8: 1, i8: 1, i16: 2 };
 
 /**
  * @typedef {{ name: string, kind: string, offset: number, size: number, unit: number }} BlockField

@@ -5,7 +5,7 @@
 #ifndef BQ_GENERIC_H
 #define BQ_GENERIC_H
 
-#include "internal.h"
+#include "kquants.h"
 
 /* Bytes of one row of n elements of type t (n a multiple of the block size). */
 #define BQ_ROW(t, n) ((n) / BQ_BLK_##t * BQ_SIZE_##t)

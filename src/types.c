@@ -1,6 +1,6 @@
 /* The type table, generated from types.inc; what each type can do, from kernels.inc; and the
  * block layouts, from fields.inc and the block structs. */
-#include "internal.h"
+#include "kquants.h"
 
 struct bq_type_row {
   const char *name;

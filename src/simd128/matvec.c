@@ -90,6 +90,7 @@ float bq_acc_sum__simd128(const float *acc) { return (acc[0] + acc[1]) + (acc[2]
 #define BQ_MATVEC_GEN_f32(t) BQ_DEFINE_MATVEC(t, f32, __simd128)
 #define BQ_MATVEC_GEN_q8_0(t)
 #define BQ_MATVEC_GEN_q8_1(t)
+#define BQ_MATVEC_GEN_q8_K(t)
 #define BQ_MATVEC_SIMD(t, t2) BQ_MATVEC_GEN_##t2(t)
 #define BQ_MATVEC_REF(t, t2)
 #define BQ_MATVEC(t, t2, isa) BQ_MATVEC_##isa(t, t2)
