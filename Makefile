@@ -37,7 +37,7 @@ all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) ## Build both wasm modules and the 
 
 wasm/exports-%.json: wasm/exports.c src/kernels.inc | deps
 	$(CC) -E -P $(if $(filter simd128,$*),-DBQ_SIMD128) $< \
-	  | grep -o 'BQ_EXPORT [a-z0-9_]*' | sed 's/BQ_EXPORT /"_/; s/$$/"/' \
+	  | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT /"_/; s/$$/"/' \
 	  | paste -sd, | sed 's/^/[/; s/$$/]/' > $@
 
 $(WASM_SIMD): $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c $(HEADERS) wasm/exports-simd128.json | deps
@@ -74,7 +74,7 @@ pack: all types ## The npm package tarball (npm pack; its prepack step runs make
 ##@ Checking
 JS_TESTS := $(filter-out tests/package.test.js,$(wildcard tests/*.test.js))
 
-test: all native types test-native test-js test-package typecheck ## Build everything and run every test
+test: all native types test-native test-native-k test-js test-package typecheck ## Build everything and run every test
 	@echo "make test: all tests passed"
 
 test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive fp16/bf16 test
@@ -159,4 +159,11 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: all native types pack test test-native test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: all native types pack test test-native test-native-k test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+
+test-native-k: deps ## K-quant reference kernels against ggml's golden vectors, under ASan+UBSan
+	@mkdir -p build/native
+	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden_k.c -lm \
+	  -o build/native/test_golden_k
+	./build/native/test_golden_k tests/fixtures/golden-k

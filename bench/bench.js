@@ -3,7 +3,7 @@
 // CPU (pin.js), warm (past V8's baseline tier). Prints a table of ratios and writes bench/out/latest.json:
 // [{ op, type, impl, n, weightsPerNs }], impl in simd128 | scalar | js | ceiling.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { init, byteLength } from '../js/index.js';
+import { init, byteLength, CODEC_TYPES, GGMLType, typeInfo } from '../js/index.js';
 import { Raw } from '../tests/lib/raw.js';
 import { jsDequantize } from './js-dequant.js';
 import { syntheticWeights } from '../demo/sample.js';
@@ -11,14 +11,13 @@ import { repin, pinning } from './pin.js';
 
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
-/** ggml's vec_dot pairs. */
-const PAIRS = [
-  ['q4_0', 'q8_0'],
-  ['q4_1', 'q8_1'],
-  ['q5_0', 'q8_0'],
-  ['q5_1', 'q8_1'],
-  ['q8_0', 'q8_0'],
-];
+const TYPES = CODEC_TYPES.map((id) => typeInfo(id));
+/** ggml's vec_dot pairs of the integer types, from the type table. */
+const PAIRS = TYPES.filter((t) => t.dot && t.vecDot !== GGMLType.F32).map((t) => [t.name, typeInfo(t.vecDot).name]);
+/** The weight formats (those with a vec_dot pair; f32's decode is a copy), float types last. */
+const DEQUANT = [...TYPES.filter((t) => t.dot && t.blockSize > 1), ...TYPES.filter((t) => t.dot && t.blockSize === 1)]
+  .map((t) => t.name)
+  .filter((t) => t !== 'f32');
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 25);
 // Rounds: this VM runs in phases (a co-tenant slows the whole process by 25-35% for anything from
@@ -162,7 +161,7 @@ for (const n of SIZES) {
     js: big ? new Float32Array(n) : null,
   };
   // dequantize
-  for (const t of OPS.has('dequantize') ? ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'f16', 'bf16'] : []) {
+  for (const t of OPS.has('dequantize') ? DEQUANT : []) {
     const q = prep.quantize(t, x);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];

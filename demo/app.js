@@ -1,8 +1,7 @@
 // The demo page's main thread: UI only. Files are opened and analysed in worker.js.
 
-import { FIELDS, blockCodes, blockQh, halfToFloat } from './metrics.js';
+import { FIELDS, FORMATS, blockCodes, blockQh, halfToFloat } from './metrics.js';
 
-const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);

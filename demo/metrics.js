@@ -1,5 +1,7 @@
 // Numbers the demo shows, computed the same way wherever they are checked.
 
+import { CODEC_TYPES, blockFields, typeInfo } from '../js/types.js';
+
 /**
  * Whole-tensor error of a reconstruction: RMSE = sqrt(mean((x - x')^2)) and max |x - x'|, summed
  * in element order in double precision; SNR in dB.
@@ -62,38 +64,27 @@ export function halfToFloat(h) {
   return e === 31 ? (f ? NaN : s * Infinity) : e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
 }
 
-/** Each format's block fields: [name, byte offset, byte length]. */
-export const FIELDS = {
-  q4_0: [
-    ['d', 0, 2],
-    ['qs', 2, 16],
-  ],
-  q4_1: [
-    ['d', 0, 2],
-    ['m', 2, 2],
-    ['qs', 4, 16],
-  ],
-  q5_0: [
-    ['d', 0, 2],
-    ['qh', 2, 4],
-    ['qs', 6, 16],
-  ],
-  q5_1: [
-    ['d', 0, 2],
-    ['m', 2, 2],
-    ['qh', 4, 4],
-    ['qs', 8, 16],
-  ],
-  q8_0: [
-    ['d', 0, 2],
-    ['qs', 2, 32],
-  ],
-  q8_1: [
-    ['d', 0, 2],
-    ['s', 2, 2],
-    ['qs', 4, 32],
-  ],
-};
+/**
+ * The formats the demo quantizes float tensors to, from the type table: weight formats (those with
+ * a ggml vec_dot pair) with a quantizer and block statistics, Q8_0 (the ruler) first. The heatmaps,
+ * code histograms and block inspector decode 32-value blocks (blockCodes); formats of other block
+ * sizes join when they do.
+ */
+export const FORMATS = CODEC_TYPES.map((id) => typeInfo(id))
+  .filter((t) => t.blockSize === 32 && t.quantize && t.stats && t.dot)
+  .map((t) => t.name)
+  .sort((a, b) => (b === 'q8_0') - (a === 'q8_0'));
+
+/**
+ * Each format's block fields: [name, byte offset, byte length], from the block layouts of
+ * js/types.js (checked against the C structs by tests/types.test.js).
+ * @type {Record<string, [string, number, number][]>}
+ */
+export const FIELDS = Object.fromEntries(
+  CODEC_TYPES.map((id) => typeInfo(id))
+    .filter((t) => t.blockSize > 1)
+    .map((t) => [t.name, (blockFields(t.name) ?? []).map((f) => [f.name, f.offset, f.size])]),
+);
 
 /**
  * The 32 codes of the block of `format` at byte o of b, into out (returned): signed bytes for Q8,

@@ -1,9 +1,8 @@
 // The demo's worker: opens GGUF files and does every heavy computation, through the public API
 // (js/index.js) only. Messages: { id, op, ... } -> { id, ok, result } or { id, ok: false, error }.
 import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
-import { blockCodes, errorSummary, halfToFloat, histogram } from './metrics.js';
+import { FIELDS, FORMATS, blockCodes, errorSummary, halfToFloat, histogram } from './metrics.js';
 
-const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
 
@@ -75,11 +74,14 @@ const ops = {
     const nb = geometry.nBlocks;
     const d = new Float32Array(nb),
       m = new Float32Array(nb);
-    const hasM = t.type === GGMLType.Q4_1 || t.type === GGMLType.Q5_1;
+    const at = (/** @type {string} */ field) => FIELDS[info.name]?.find(([f]) => f === field)?.[1];
+    const dOff = at('d') ?? 0,
+      mOff = at('m');
+    const hasM = mOff !== undefined;
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (let b = 0; b < nb; b++) {
-      d[b] = halfToFloat(dv.getUint16(b * info.typeSize, true));
-      if (hasM) m[b] = halfToFloat(dv.getUint16(b * info.typeSize + 2, true));
+      d[b] = halfToFloat(dv.getUint16(b * info.typeSize + dOff, true));
+      if (hasM) m[b] = halfToFloat(dv.getUint16(b * info.typeSize + /** @type {number} */ (mOff), true));
     }
     const codes = codeHistogram(t.type, bytes, nb, info.typeSize);
     const ruler = bq.blockStats('q8_0', x);

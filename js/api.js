@@ -1,7 +1,7 @@
 // Everything the package exports except init, which each entry point (js/index.js,
 // js/index-node.js, js/index-workerd.js) defines with its own way of finding the bundled builds.
 
-export { GGMLType, CODEC_TYPES, typeInfo, typeId, vecDotType, knownTypes, byteLength } from './types.js';
+export { GGMLType, CODEC_TYPES, typeInfo, typeId, vecDotType, knownTypes, byteLength, blockFields } from './types.js';
 export { simdSupported } from './loader.js';
 export { Codec } from './codec.js';
 export {

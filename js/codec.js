@@ -1,41 +1,51 @@
 // The codec API over one wasm instance. Data streams through a bounded staging region of wasm
 // memory in chunks, so inputs of any size work and memory stays near the staging budget.
 
-import { GGMLType, CODEC_TYPES, typeId, typeInfo, vecDotType, byteLength } from './types.js';
+import { GGMLType, CODEC_TYPES, typeId, typeInfo, byteLength } from './types.js';
 import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
 
 const ALIGN = 64;
-// Chunks are cut on multiples of 128 elements (4 blocks of 32, BQ_DOT_STEP in src/bq.h): the SIMD
-// dot kernels sum groups of 4 blocks, so cutting there keeps a chunked dot equal to an uncut one.
-const STEP = 128;
-const ACC_BYTES = 16; // BQ_ACC_LANES floats
 const PAGE = 65536;
-
-/** Weight types with an integer dot against their activation type (ggml's vec_dot pairs). */
-/** @type {Set<number>} */
-const QDOT = new Set([GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q8_0]);
-/** @type {Set<number>} */
-const FLOAT_TYPES = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
+// blockStats reports the float types (one-element blocks) per this many values
+// (BQ_FLOAT_STATS_BLOCK in src/generic.h).
+const FLOAT_STATS_BLOCK = 32;
 
 /**
- * @typedef {{ rmse: Float32Array, maxAbs: Float32Array, scale: Float32Array }} BlockStats
+ * @typedef {{ rmse: Float32Array, maxAbs: Float32Array, scale: Float32Array,
+ *   sub?: { rmse: Float32Array, maxAbs: Float32Array } }} BlockStats
  * @typedef {(...args: number[]) => number} Kernel
+ * @typedef {import('./types.js').TypeInfo & { id: number }} CodecType
  */
+
+/** @param {number} a @param {number} b @returns {number} */
+const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
+/** @param {number} a @param {number} b */
+const lcm = (a, b) => (a / gcd(a, b)) * b;
+
+/**
+ * Elements at which work on a type is cut into chunks: its dot step (src/types.inc: a chunked dot
+ * then equals an uncut one), or its block size for a type without dots.
+ * @param {CodecType} t
+ */
+const stepOf = (t) => t.dotStep || t.blockSize;
 
 /** @param {number} n */
 const align = (n) => Math.ceil(n / ALIGN) * ALIGN;
 
 /**
+ * A type that has the operation op (a TypeInfo flag), or a TypeError naming the types that do.
  * @param {number | string} type
- * @returns {{ id: number, name: string, blockSize: number, typeSize: number }}
+ * @param {'quantize' | 'dequantize' | 'dotF32' | 'matvec' | 'stats'} op
+ * @param {string} verb how the message names the operation
+ * @returns {CodecType}
  */
-function codecType(type) {
+function codecType(type, op, verb = op) {
   const id = typeId(type);
   const info = typeInfo(id);
-  if (!CODEC_TYPES.includes(id)) {
+  if (!info[op]) {
+    const able = CODEC_TYPES.filter((t) => typeInfo(t)[op]).map((t) => typeInfo(t).name);
     throw new TypeError(
-      `ggml type ${info.name} (${id}) is not supported by blockquant; supported: ` +
-        CODEC_TYPES.map((t) => typeInfo(t).name).join(', '),
+      `ggml type ${info.name} (${id}) is not supported by blockquant for ${verb}; supported: ${able.join(', ')}`,
     );
   }
   return { id, ...info };
@@ -76,6 +86,8 @@ export class Codec {
   #base;
   /** @type {number} */
   #budget;
+  /** Bytes of a dot state (BQ_ACC_LANES floats). */
+  #accBytes;
 
   /**
    * @param {WebAssembly.Instance} instance a blockquant build
@@ -87,6 +99,7 @@ export class Codec {
     this.#mem = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
     this.#base = align(this.#k.bq_scratch_base());
     this.#budget = stagingBytes;
+    this.#accBytes = 4 * this.#k.bq_acc_lanes();
     /** Which build runs: 'simd128' or 'scalar'. */
     this.backend = backend;
     /** The raw wasm exports, for tests and benchmarks. */
@@ -118,11 +131,15 @@ export class Codec {
   }
 
   /**
-   * Elements per chunk for a given cost in bytes per element, a multiple of STEP.
+   * Elements per chunk for a given cost in bytes per element, a multiple of step, and no more
+   * than n rounded up to one.
    * @param {number} bytesPerElement
+   * @param {number} step
+   * @param {number} n
    */
-  #chunk(bytesPerElement) {
-    return Math.max(STEP, Math.floor(this.#budget / bytesPerElement / STEP) * STEP);
+  #chunk(bytesPerElement, step, n) {
+    const fit = Math.max(step, Math.floor(this.#budget / bytesPerElement / step) * step);
+    return Math.min(fit, Math.max(step, Math.ceil(n / step) * step));
   }
 
   /** @param {number} status @param {string} name */
@@ -134,14 +151,14 @@ export class Codec {
    * Quantizes f32 values to whole blocks of a type, bit-exact with ggml's quantize_row_*_ref
    * (F16 and BF16 with ggml's rounding).
    * @param {number | string} type target type
-   * @param {Float32Array} values a multiple of the block size (32) for the quantized types
+   * @param {Float32Array} values a multiple of the block size (typeInfo(type).blockSize)
    * @param {Uint8Array} [out] receives the blocks; must be exactly the right length
    * @returns {Uint8Array} out, or a new array
    * @throws {TypeError} unknown/unsupported type or wrong argument types
    * @throws {RangeError} a value count that is not a whole number of blocks, or a wrong out length
    */
   quantize(type, values, out) {
-    const t = codecType(type);
+    const t = codecType(type, 'quantize');
     const x = asFloats(values, 'values');
     const bytes = byteLength(t.id, x.length);
     const y = out === undefined ? new Uint8Array(bytes) : asBytes(out, 'out');
@@ -149,7 +166,7 @@ export class Codec {
       throw new RangeError(`out holds ${y.length} bytes; ${x.length} ${t.name} values need ${bytes}`);
     const name = `bq_${t.name}_quantize`;
     const fn = this.#kernel(name);
-    const chunk = Math.min(this.#chunk(4 + perElement(t)), Math.ceil(x.length / STEP) * STEP);
+    const chunk = this.#chunk(4 + perElement(t), stepOf(t), x.length);
     const xp = this.#reserve(align(chunk * 4) + align(chunk * perElement(t)));
     const yp = xp + align(chunk * 4);
     for (let i = 0; i < x.length; i += chunk) {
@@ -172,7 +189,7 @@ export class Codec {
    * @throws {RangeError} a byte length that is not a whole number of blocks, or a wrong out length
    */
   dequantize(type, bytes, out) {
-    const t = codecType(type);
+    const t = codecType(type, 'dequantize');
     const q = asBytes(bytes, 'bytes');
     const n = this.#elements(t, q.length, 'bytes');
     const y = out === undefined ? new Float32Array(n) : asFloats(out, 'out');
@@ -180,7 +197,7 @@ export class Codec {
       throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
     const name = `bq_${t.name}_dequantize`;
     const fn = this.#kernel(name);
-    const chunk = Math.min(this.#chunk(4 + perElement(t)), Math.ceil(n / STEP) * STEP);
+    const chunk = this.#chunk(4 + perElement(t), stepOf(t), n);
     const qp = this.#reserve(align(chunk * perElement(t)) + align(chunk * 4));
     const yp = qp + align(chunk * perElement(t));
     for (let i = 0; i < n; i += chunk) {
@@ -220,8 +237,8 @@ export class Codec {
    * @throws {RangeError} an unsupported pair (naming the valid one), or mismatched lengths
    */
   dot(typeA, a, typeB, b) {
-    const ta = codecType(typeA);
-    const tb = codecType(typeB);
+    const ta = codecType(typeA, 'dotF32', 'dot');
+    const tb = codecType(typeB, 'quantize', 'dot');
     this.#checkPair(ta, tb);
     const av = asBytes(a, 'a');
     const n = this.#elements(ta, av.length, 'a');
@@ -234,15 +251,15 @@ export class Codec {
   }
 
   /**
-   * @param {{ id: number, name: string }} ta
-   * @param {{ id: number, name: string }} tb
+   * The pairs of the type table: f32 for any type with an f32 dot, and its vec_dot type where it
+   * has that dot.
+   * @param {CodecType} ta
+   * @param {CodecType} tb
    */
   #checkPair(ta, tb) {
-    if (tb.id === GGMLType.F32) return;
-    const pair = vecDotType(ta.id);
-    if (QDOT.has(ta.id) && tb.id === pair) return;
-    const valid = QDOT.has(ta.id)
-      ? `${ta.name} pairs with ${typeInfo(pair).name} (ggml vec_dot) or f32`
+    if (tb.id === GGMLType.F32 || (ta.dot && tb.id === ta.vecDot)) return;
+    const valid = ta.dot
+      ? `${ta.name} pairs with ${typeInfo(ta.vecDot).name} (ggml vec_dot) or f32`
       : `${ta.name} pairs only with f32`;
     throw new RangeError(`unsupported dot pair ${ta.name} . ${tb.name}: ${valid}`);
   }
@@ -258,23 +275,24 @@ export class Codec {
   }
 
   /**
-   * Streams a dot of n elements through staging; the state lives in wasm memory across chunks.
+   * Streams a dot of n elements through staging, cut on multiples of both types' dot steps; the
+   * state lives in wasm memory across chunks and is summed by the pair's own sum.
    * @param {Kernel} fn
    * @param {string} name
-   * @param {{ blockSize: number, typeSize: number }} ta
+   * @param {CodecType} ta
    * @param {Uint8Array} a
-   * @param {{ blockSize: number, typeSize: number }} tb
+   * @param {CodecType} tb
    * @param {Uint8Array} b
    * @param {number} n
    */
   #dotStream(fn, name, ta, a, tb, b, n) {
     const ea = perElement(ta),
       eb = perElement(tb);
-    const chunk = Math.min(this.#chunk(ea + eb), Math.max(STEP, Math.ceil(n / STEP) * STEP));
-    const accp = this.#reserve(ACC_BYTES + align(chunk * ea) + align(chunk * eb));
-    const ap = accp + ALIGN,
+    const chunk = this.#chunk(ea + eb, lcm(stepOf(ta), stepOf(tb)), n);
+    const accp = this.#reserve(align(this.#accBytes) + align(chunk * ea) + align(chunk * eb));
+    const ap = accp + align(this.#accBytes),
       bp = ap + align(chunk * ea);
-    new Float32Array(this.#mem.buffer, accp, 4).fill(0);
+    new Uint8Array(this.#mem.buffer, accp, this.#accBytes).fill(0);
     for (let i = 0; i < n; i += chunk) {
       const k = Math.min(chunk, n - i);
       const heap = new Uint8Array(this.#mem.buffer);
@@ -282,7 +300,7 @@ export class Codec {
       heap.set(b.subarray(i * eb, (i + k) * eb), bp);
       Codec.#ok(fn(ap, bp, k, accp), name);
     }
-    return this.#k.bq_acc_sum(accp);
+    return this.#kernel(`${name}_sum`)(accp);
   }
 
   /**
@@ -300,7 +318,7 @@ export class Codec {
    * @throws {RangeError} mismatched sizes
    */
   matvec(type, weights, rows, x, options = {}) {
-    const t = codecType(type);
+    const t = codecType(type, 'matvec');
     const w = asBytes(weights, 'weights');
     const v = asFloats(x, 'x');
     if (!Number.isSafeInteger(rows) || rows < 0)
@@ -314,8 +332,8 @@ export class Codec {
     }
     const y = options.out === undefined ? new Float32Array(rows) : asFloats(options.out, 'out');
     if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
-    const exact = options.exact === true || FLOAT_TYPES.has(t.id) || !QDOT.has(t.id);
-    const tv = codecType(exact ? GGMLType.F32 : vecDotType(t.id));
+    const exact = options.exact === true || !t.dot || t.vecDot === GGMLType.F32;
+    const tv = codecType(exact ? GGMLType.F32 : t.vecDot, 'quantize');
     const vec = exact ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : this.quantize(tv.id, v);
     const suffix = `${t.name}_matvec_${tv.name}`;
     const resident = align(vec.length);
@@ -348,39 +366,52 @@ export class Codec {
   }
 
   /**
-   * Per-block error of quantizing values to a type and decoding them again: for each block of 32
-   * values, rmse = sqrt(mean((x - x')^2)), maxAbs = max |x - x'| and the block scale d (NaN for
-   * F16/BF16, which have none).
+   * Per-block error of quantizing values to a type and decoding them again: for each block of the
+   * type (32 or 256 values; 32 values for F16/BF16), rmse = sqrt(mean((x - x')^2)), maxAbs =
+   * max |x - x'| and the block scale d (NaN for F16/BF16, which have none); for a type with
+   * sub-blocks (typeInfo(type).subBlock, e.g. 16 or 32 values of a K-quant super-block), `sub`
+   * holds rmse and maxAbs per sub-block as well.
    * @param {number | string} type a quantized type, F16 or BF16
-   * @param {Float32Array} values a multiple of 32
+   * @param {Float32Array} values a multiple of the block size
    * @returns {BlockStats}
    * @throws {TypeError} unknown/unsupported type
-   * @throws {RangeError} a value count that is not a multiple of 32
+   * @throws {RangeError} a value count that is not a whole number of blocks
    */
   blockStats(type, values) {
-    const t = codecType(type);
-    if (t.id === GGMLType.F32) throw new TypeError('blockStats: f32 is lossless; choose a quantized type, f16 or bf16');
+    const t = codecType(type, 'stats', 'blockStats');
     const x = asFloats(values, 'values');
-    if (x.length % 32 !== 0)
-      throw new RangeError(`value count ${x.length} is not a multiple of 32 (the block size of blockStats)`);
-    const nb = x.length / 32;
+    const B = t.blockSize > 1 ? t.blockSize : FLOAT_STATS_BLOCK,
+      S = t.subBlock;
+    if (x.length % B !== 0)
+      throw new RangeError(`value count ${x.length} is not a multiple of ${B} (the ${t.name} block of blockStats)`);
+    const nb = x.length / B,
+      ns = S ? x.length / S : 0;
+    /** @type {BlockStats} */
     const res = { rmse: new Float32Array(nb), maxAbs: new Float32Array(nb), scale: new Float32Array(nb) };
+    if (S) res.sub = { rmse: new Float32Array(ns), maxAbs: new Float32Array(ns) };
     const name = `bq_${t.name}_stats`;
     const fn = this.#kernel(name);
-    const chunk = Math.min(this.#chunk(4 + 12 / 32), Math.ceil(x.length / STEP) * STEP);
-    const cb = chunk / 32;
-    const xp = this.#reserve(align(chunk * 4) + 3 * align(cb * 4));
+    const chunk = this.#chunk(4 + 12 / B + (S ? 8 / S : 0), lcm(B, stepOf(t)), x.length);
+    const cb = chunk / B,
+      cs = S ? chunk / S : 0;
+    const xp = this.#reserve(align(chunk * 4) + 3 * align(cb * 4) + 2 * align(cs * 4));
     const rp = xp + align(chunk * 4),
       mp = rp + align(cb * 4),
-      sp = mp + align(cb * 4);
+      sp = mp + align(cb * 4),
+      srp = sp + align(cb * 4),
+      smp = srp + align(cs * 4);
     for (let i = 0; i < x.length; i += chunk) {
       const k = Math.min(chunk, x.length - i);
       new Float32Array(this.#mem.buffer, xp, k).set(x.subarray(i, i + k));
-      Codec.#ok(fn(xp, k, rp, mp, sp), name);
-      const b = i / 32;
-      res.rmse.set(new Float32Array(this.#mem.buffer, rp, k / 32), b);
-      res.maxAbs.set(new Float32Array(this.#mem.buffer, mp, k / 32), b);
-      res.scale.set(new Float32Array(this.#mem.buffer, sp, k / 32), b);
+      Codec.#ok(fn(xp, k, rp, mp, sp, srp, smp), name);
+      const b = i / B;
+      res.rmse.set(new Float32Array(this.#mem.buffer, rp, k / B), b);
+      res.maxAbs.set(new Float32Array(this.#mem.buffer, mp, k / B), b);
+      res.scale.set(new Float32Array(this.#mem.buffer, sp, k / B), b);
+      if (res.sub) {
+        res.sub.rmse.set(new Float32Array(this.#mem.buffer, srp, k / S), i / S);
+        res.sub.maxAbs.set(new Float32Array(this.#mem.buffer, smp, k / S), i / S);
+      }
     }
     return res;
   }

@@ -40,47 +40,158 @@ export const GGMLType = Object.freeze({
   MXFP4: 39,
 });
 
-/** @typedef {{ name: string, blockSize: number, typeSize: number }} TypeInfo */
+// What blockquant can do with a type: the flags of bq_type_flags (src/bq.h), derived in C from the
+// kernel list (src/kernels.inc). Q: quantize, D: dequantize, V: dot with its vec_dot type,
+// F: dot with f32, M: matvec, S: blockStats.
+const Q = 1,
+  D = 2,
+  V = 4,
+  F = 8,
+  M = 16,
+  S = 32;
+const ALL = Q | D | V | F | M | S;
 
-/** id -> [name, blockSize, typeSize, vecDot] (vecDot: id of the activation type, -1 if none). */
-/** @type {Map<number, [string, number, number, number]>} */
+/**
+ * @typedef {{ name: string, blockSize: number, typeSize: number, vecDot: number, dotStep: number,
+ *   subBlock: number, quantize: boolean, dequantize: boolean, dot: boolean, dotF32: boolean,
+ *   matvec: boolean, stats: boolean }} TypeInfo
+ * vecDot: the id of the activation type ggml pairs it with (-1: none); dotStep: elements at which a
+ * dot may be cut into pieces (0: no dot); subBlock: elements per sub-block blockStats reports (0:
+ * none); the booleans: which operations blockquant has for it (dot: with its vecDot type, dotF32:
+ * with f32 values).
+ */
+
+/**
+ * id -> [name, blockSize, typeSize, vecDot, dotStep, subBlock, ops], as src/types.inc and
+ * src/kernels.inc say (tests/types.test.js checks every column against the wasm build).
+ * @type {Map<number, [string, number, number, number, number, number, number]>}
+ */
 const TABLE = new Map([
-  [0, ['f32', 1, 4, 0]],
-  [1, ['f16', 1, 2, 0]],
-  [2, ['q4_0', 32, 18, 8]],
-  [3, ['q4_1', 32, 20, 9]],
-  [6, ['q5_0', 32, 22, 8]],
-  [7, ['q5_1', 32, 24, 9]],
-  [8, ['q8_0', 32, 34, 8]],
-  [9, ['q8_1', 32, 36, 9]],
-  [10, ['q2_K', 256, 84, -1]],
-  [11, ['q3_K', 256, 110, -1]],
-  [12, ['q4_K', 256, 144, -1]],
-  [13, ['q5_K', 256, 176, -1]],
-  [14, ['q6_K', 256, 210, -1]],
-  [15, ['q8_K', 256, 292, -1]],
-  [16, ['iq2_xxs', 256, 66, -1]],
-  [17, ['iq2_xs', 256, 74, -1]],
-  [18, ['iq3_xxs', 256, 98, -1]],
-  [19, ['iq1_s', 256, 50, -1]],
-  [20, ['iq4_nl', 32, 18, -1]],
-  [21, ['iq3_s', 256, 110, -1]],
-  [22, ['iq2_s', 256, 82, -1]],
-  [23, ['iq4_xs', 256, 136, -1]],
-  [24, ['i8', 1, 1, -1]],
-  [25, ['i16', 1, 2, -1]],
-  [26, ['i32', 1, 4, -1]],
-  [27, ['i64', 1, 8, -1]],
-  [28, ['f64', 1, 8, -1]],
-  [29, ['iq1_m', 256, 56, -1]],
-  [30, ['bf16', 1, 2, 0]],
-  [34, ['tq1_0', 256, 54, -1]],
-  [35, ['tq2_0', 256, 66, -1]],
-  [39, ['mxfp4', 32, 17, -1]],
+  [0, ['f32', 1, 4, 0, 128, 0, ALL & ~S]],
+  [1, ['f16', 1, 2, 0, 128, 0, ALL]],
+  [2, ['q4_0', 32, 18, 8, 128, 0, ALL]],
+  [3, ['q4_1', 32, 20, 9, 128, 0, ALL]],
+  [6, ['q5_0', 32, 22, 8, 128, 0, ALL]],
+  [7, ['q5_1', 32, 24, 9, 128, 0, ALL]],
+  [8, ['q8_0', 32, 34, 8, 128, 0, ALL]],
+  [9, ['q8_1', 32, 36, 9, 128, 0, ALL & ~V]],
+  [10, ['q2_K', 256, 84, 15, 256, 16, ALL]],
+  [11, ['q3_K', 256, 110, 15, 256, 16, ALL]],
+  [12, ['q4_K', 256, 144, 15, 256, 32, ALL]],
+  [13, ['q5_K', 256, 176, 15, 256, 32, ALL]],
+  [14, ['q6_K', 256, 210, 15, 256, 16, ALL]],
+  [15, ['q8_K', 256, 292, -1, 256, 16, Q | D | F]],
+  [16, ['iq2_xxs', 256, 66, -1, 0, 0, 0]],
+  [17, ['iq2_xs', 256, 74, -1, 0, 0, 0]],
+  [18, ['iq3_xxs', 256, 98, -1, 0, 0, 0]],
+  [19, ['iq1_s', 256, 50, -1, 0, 0, 0]],
+  [20, ['iq4_nl', 32, 18, -1, 0, 0, 0]],
+  [21, ['iq3_s', 256, 110, -1, 0, 0, 0]],
+  [22, ['iq2_s', 256, 82, -1, 0, 0, 0]],
+  [23, ['iq4_xs', 256, 136, -1, 0, 0, 0]],
+  [24, ['i8', 1, 1, -1, 0, 0, 0]],
+  [25, ['i16', 1, 2, -1, 0, 0, 0]],
+  [26, ['i32', 1, 4, -1, 0, 0, 0]],
+  [27, ['i64', 1, 8, -1, 0, 0, 0]],
+  [28, ['f64', 1, 8, -1, 0, 0, 0]],
+  [29, ['iq1_m', 256, 56, -1, 0, 0, 0]],
+  [30, ['bf16', 1, 2, 0, 128, 0, ALL]],
+  [34, ['tq1_0', 256, 54, -1, 0, 0, 0]],
+  [35, ['tq2_0', 256, 66, -1, 0, 0, 0]],
+  [39, ['mxfp4', 32, 17, -1, 0, 0, 0]],
 ]);
 
-/** The types blockquant quantizes, dequantizes and multiplies (the others are known by name). */
-export const CODEC_TYPES = Object.freeze([0, 1, 2, 3, 6, 7, 8, 9, 30]);
+/**
+ * Each block layout, field by field in memory order: [name, kind, count] ('f16': a binary16 scale,
+ * 'u32': a little-endian 32-bit word, 'u8'/'i8': bytes of codes). As src/fields.inc and the C block
+ * structs have them (tests/types.test.js checks offsets, sizes and byte-swap units against the wasm
+ * build). The float types are one scalar per "block".
+ * @type {Map<number, [string, 'f16' | 'bf16' | 'f32' | 'u32' | 'u8' | 'i8' | 'i16', number][]>}
+ */
+const LAYOUTS = new Map([
+  [10, [['scales', 'u8', 16], ['qs', 'u8', 64], ['d', 'f16', 1], ['dmin', 'f16', 1]]],
+  [11, [['hmask', 'u8', 32], ['qs', 'u8', 64], ['scales', 'u8', 12], ['d', 'f16', 1]]],
+  [12, [['d', 'f16', 1], ['dmin', 'f16', 1], ['scales', 'u8', 12], ['qs', 'u8', 128]]],
+  [13, [['d', 'f16', 1], ['dmin', 'f16', 1], ['scales', 'u8', 12], ['qh', 'u8', 32], ['qs', 'u8', 128]]],
+  [14, [['ql', 'u8', 128], ['qh', 'u8', 64], ['scales', 'i8', 16], ['d', 'f16', 1]]],
+  [15, [['d', 'f32', 1], ['qs', 'i8', 256], ['bsums', 'i16', 16]]],
+  [0, [['x', 'f32', 1]]],
+  [1, [['x', 'f16', 1]]],
+  [30, [['x', 'bf16', 1]]],
+  [
+    2,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'u8', 16],
+    ],
+  ],
+  [
+    3,
+    [
+      ['d', 'f16', 1],
+      ['m', 'f16', 1],
+      ['qs', 'u8', 16],
+    ],
+  ],
+  [
+    6,
+    [
+      ['d', 'f16', 1],
+      ['qh', 'u32', 1],
+      ['qs', 'u8', 16],
+    ],
+  ],
+  [
+    7,
+    [
+      ['d', 'f16', 1],
+      ['m', 'f16', 1],
+      ['qh', 'u32', 1],
+      ['qs', 'u8', 16],
+    ],
+  ],
+  [
+    8,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'i8', 32],
+    ],
+  ],
+  [
+    9,
+    [
+      ['d', 'f16', 1],
+      ['s', 'f16', 1],
+      ['qs', 'i8', 32],
+    ],
+  ],
+]);
+
+/** Bytes of one scalar of each field kind. */
+const KIND_BYTES = { f16: 2, bf16: 2, f32: 4, u32: 4, u8: 1, i8: 1, i16: 2 };
+
+/**
+ * @typedef {{ name: string, kind: string, offset: number, size: number, unit: number }} BlockField
+ * offset and size in bytes within the block; unit: bytes per scalar (what a byte-order swap
+ * reverses).
+ */
+
+/** @type {Map<number, readonly BlockField[]>} */
+const FIELDS = new Map(
+  [...LAYOUTS].map(([id, layout]) => {
+    let offset = 0;
+    const fields = layout.map(([name, kind, count]) => {
+      const unit = KIND_BYTES[kind];
+      const f = Object.freeze({ name, kind, offset, size: unit * count, unit });
+      offset += f.size;
+      return f;
+    });
+    return [id, Object.freeze(fields)];
+  }),
+);
+
+/** The types blockquant has any operation for (the others are known by name). */
+export const CODEC_TYPES = Object.freeze([...TABLE].filter(([, r]) => r[6] !== 0).map(([id]) => id));
 
 /** @type {Map<string, number>} */
 const BY_NAME = new Map([...TABLE].map(([id, [name]]) => [name.toLowerCase(), id]));
@@ -103,15 +214,44 @@ export function typeId(type) {
   return type;
 }
 
+/** @param {number | string} type */
+const rowOf = (type) =>
+  /** @type {[string, number, number, number, number, number, number]} */ (TABLE.get(typeId(type)));
+
 /**
- * Name, block size (elements) and type size (bytes per block) of a ggml type.
+ * Name, block size (elements), type size (bytes per block), vec_dot pairing, dot step, stats
+ * sub-block and available operations of a ggml type (see TypeInfo).
  * @param {number | string} type a ggml id (GGMLType.Q4_0) or name ('q4_0')
  * @returns {TypeInfo}
  * @throws {TypeError} for an unknown type
  */
 export function typeInfo(type) {
-  const row = /** @type {[string, number, number, number]} */ (TABLE.get(typeId(type)));
-  return { name: row[0], blockSize: row[1], typeSize: row[2] };
+  const [name, blockSize, typeSize, vecDot, dotStep, subBlock, ops] = rowOf(type);
+  return {
+    name,
+    blockSize,
+    typeSize,
+    vecDot,
+    dotStep,
+    subBlock,
+    quantize: (ops & Q) !== 0,
+    dequantize: (ops & D) !== 0,
+    dot: (ops & V) !== 0,
+    dotF32: (ops & F) !== 0,
+    matvec: (ops & M) !== 0,
+    stats: (ops & S) !== 0,
+  };
+}
+
+/**
+ * The fields of one block of a type, in memory order, or null for a type whose layout this
+ * version does not describe.
+ * @param {number | string} type
+ * @returns {readonly BlockField[] | null}
+ * @throws {TypeError} for an unknown type
+ */
+export function blockFields(type) {
+  return FIELDS.get(typeId(type)) ?? null;
 }
 
 /**
@@ -121,7 +261,7 @@ export function typeInfo(type) {
  * @returns {number}
  */
 export function vecDotType(type) {
-  return /** @type {[string, number, number, number]} */ (TABLE.get(typeId(type)))[3];
+  return rowOf(type)[3];
 }
 
 /**

@@ -7,9 +7,9 @@
  * bq_<name>, which picks the fastest one the build has.
  *
  * Dot products accumulate into a caller-owned state of BQ_ACC_LANES floats (zero it first; read the
- * result with bq_acc_sum of the same ISA), so a long vector can be fed in pieces: the result does
- * not depend on where the pieces are cut as long as every cut falls on a multiple of BQ_DOT_STEP
- * blocks. */
+ * result with the pair's bq_<t>_dot_<t2>_sum, or bq_acc_sum of the kernel's ISA), so a long vector
+ * can be fed in pieces: the result does not depend on where the pieces are cut as long as every
+ * cut falls on a multiple of the type's dot step (bq_type_dot_step, in elements). */
 #ifndef BQ_H
 #define BQ_H
 
@@ -19,26 +19,46 @@
 #define BQ_OK 0
 #define BQ_EINVAL (-1)
 
-#define BQ_ACC_LANES 4
-#define BQ_DOT_STEP 4
+/* Floats of dot state: the SIMD128 dots keep 4 lane sums in acc[0..3]; a reference dot keeps its
+ * running sum in acc[0] and, where ggml's generic dot carries more float state across blocks (the
+ * K-quants' sums[8]), that state in acc[1..]. Unused lanes stay zero. */
+#define BQ_ACC_LANES 16
 
 /* ggml type ids (src/types.inc). */
 enum bq_type {
-#define BQ_TYPE(E, name, id, bs, ts, vd, flags) BQ_TYPE_##E = id,
+#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale) BQ_TYPE_##E = id,
 #include "types.inc"
 #undef BQ_TYPE
 };
 
-#define BQ_F_CODEC 1 /* quantize, dequantize, dot and matvec are implemented */
+/* What blockquant can do with a type (bq_type_flags), derived from kernels.inc. */
+#define BQ_F_QUANTIZE 1
+#define BQ_F_DEQUANTIZE 2
+#define BQ_F_DOT 4     /* dot with its vec_dot type (bq_type_vec_dot) */
+#define BQ_F_DOT_F32 8 /* dot with f32 values */
+#define BQ_F_MATVEC 16 /* matvec against its vec_dot type or f32 */
+#define BQ_F_STATS 32
 
 /* The type table: for a known id, block size in elements and block size in bytes; 0 for an
- * unknown or retired id. bq_type_name returns a static NUL-terminated name or NULL. */
+ * unknown or retired id. bq_type_vec_dot: the id ggml pairs it with in dots, or -1.
+ * bq_type_dot_step: elements at which a dot may be cut (0: no dot). bq_type_sub_block: elements
+ * per sub-block reported by stats (0: none). bq_type_name returns a static NUL-terminated name or
+ * NULL. */
 int bq_type_block_size(int type);
 int bq_type_size(int type);
 int bq_type_vec_dot(int type);
+int bq_type_dot_step(int type);
+int bq_type_sub_block(int type);
 int bq_type_flags(int type);
 const char *bq_type_name(int type);
 int bq_type_max_id(void);
+int bq_acc_lanes(void);
+
+/* The block layout, field by field in memory order, as the C structs have it: field i of a type's
+ * block (name, static), with out[0] = byte offset, out[1] = bytes, out[2] = bytes per scalar
+ * (what a byte-order swap reverses: 2 for a half, 4 for a 32-bit word, 1 for codes); NULL past
+ * the last field or for a type without a block struct. */
+const char *bq_type_field(int type, int i, int *out);
 
 #define BQ_QUANTIZE_PROTO(t, isa) int bq_##t##_quantize##isa(const float *x, void *y, size_t n)
 #define BQ_DEQUANTIZE_PROTO(t, isa) int bq_##t##_dequantize##isa(const void *x, float *y, size_t n)
@@ -46,8 +66,9 @@ int bq_type_max_id(void);
   int bq_##t##_dot_##t2##isa(const void *x, const void *y, size_t n, float *acc)
 #define BQ_MATVEC_PROTO(t, t2, isa) \
   int bq_##t##_matvec_##t2##isa(const void *w, size_t rows, size_t cols, const void *x, float *y)
-#define BQ_STATS_PROTO(t, isa) \
-  int bq_##t##_stats##isa(const float *x, size_t n, float *rmse, float *max_abs, float *scale)
+#define BQ_STATS_PROTO(t, isa)                                                                 \
+  int bq_##t##_stats##isa(const float *x, size_t n, float *rmse, float *max_abs, float *scale, \
+                          float *sub_rmse, float *sub_max_abs)
 
 /* Prototypes: the public name, the reference, and the SIMD128 kernel where one exists. */
 #define BQ_PROTOS_REF(P, ...) \
@@ -60,7 +81,8 @@ int bq_type_max_id(void);
 #endif
 #define BQ_QUANTIZE(t, isa) BQ_PROTOS_##isa(BQ_QUANTIZE_PROTO, t)
 #define BQ_DEQUANTIZE(t, isa) BQ_PROTOS_##isa(BQ_DEQUANTIZE_PROTO, t)
-#define BQ_DOT(t, t2, isa) BQ_PROTOS_##isa(BQ_DOT_PROTO, t, t2)
+#define BQ_DOT(t, t2, isa) \
+  BQ_PROTOS_##isa(BQ_DOT_PROTO, t, t2) float bq_##t##_dot_##t2##_sum(const float *acc);
 #define BQ_MATVEC(t, t2, isa) BQ_PROTOS_##isa(BQ_MATVEC_PROTO, t, t2)
 #define BQ_STATS(t, isa) BQ_PROTOS_##isa(BQ_STATS_PROTO, t)
 #include "kernels.inc"
@@ -70,7 +92,8 @@ int bq_type_max_id(void);
 #undef BQ_MATVEC
 #undef BQ_STATS
 
-/* Sum of a dot-product state, in the fixed order its ISA's kernels assume. */
+/* Sum of a dot-product state, in the fixed order its ISA's kernels assume. The public
+ * bq_<t>_dot_<t2>_sum above is the one of the ISA the public bq_<t>_dot_<t2> runs. */
 float bq_acc_sum(const float *acc);
 float bq_acc_sum__ref(const float *acc);
 #ifdef __wasm_simd128__

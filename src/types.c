@@ -1,14 +1,13 @@
-/* The type table, generated from types.inc. */
-#include <stddef.h>
-
-#include "bq.h"
+/* The type table, generated from types.inc; what each type can do, from kernels.inc; and the
+ * block layouts, from fields.inc and the block structs. */
+#include "kquants.h"
 
 struct bq_type_row {
   const char *name;
-  short block_size, type_size, vec_dot, flags;
+  short block_size, type_size, vec_dot, dot_step, sub_block;
 };
 
-#define BQ_TYPE(E, name, id, bs, ts, vd, flags) [id] = {#name, bs, ts, vd, flags},
+#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale) [id] = {#name, bs, ts, vd, step, sub},
 static const struct bq_type_row bq_types[] = {
 #include "types.inc"
 };
@@ -21,9 +20,62 @@ static const struct bq_type_row *row(int type) {
   return &bq_types[type];
 }
 
+/* The operations of a type: one flag per kernel of kernels.inc that works on it. */
+static int kernel_flags(int type) {
+  int f = 0;
+  const int vd = bq_types[type].vec_dot;
+#define BQ_QUANTIZE(t, isa) f |= type == BQ_ID_##t ? BQ_F_QUANTIZE : 0;
+#define BQ_DEQUANTIZE(t, isa) f |= type == BQ_ID_##t ? BQ_F_DEQUANTIZE : 0;
+#define BQ_DOT(t, t2, isa)                                                                    \
+  f |= type == BQ_ID_##t                                                                      \
+           ? (BQ_ID_##t2 == vd ? BQ_F_DOT : 0) | (BQ_ID_##t2 == BQ_ID_f32 ? BQ_F_DOT_F32 : 0) \
+           : 0;
+#define BQ_MATVEC(t, t2, isa) f |= type == BQ_ID_##t ? BQ_F_MATVEC : 0;
+#define BQ_STATS(t, isa) f |= type == BQ_ID_##t ? BQ_F_STATS : 0;
+#include "kernels.inc"
+#undef BQ_QUANTIZE
+#undef BQ_DEQUANTIZE
+#undef BQ_DOT
+#undef BQ_MATVEC
+#undef BQ_STATS
+  return f;
+}
+
 int bq_type_block_size(int type) { return row(type) ? row(type)->block_size : 0; }
 int bq_type_size(int type) { return row(type) ? row(type)->type_size : 0; }
 int bq_type_vec_dot(int type) { return row(type) ? row(type)->vec_dot : -1; }
-int bq_type_flags(int type) { return row(type) ? row(type)->flags : 0; }
+int bq_type_dot_step(int type) { return row(type) ? row(type)->dot_step : 0; }
+int bq_type_sub_block(int type) { return row(type) ? row(type)->sub_block : 0; }
+int bq_type_flags(int type) { return row(type) ? kernel_flags(type) : 0; }
 const char *bq_type_name(int type) { return row(type) ? row(type)->name : NULL; }
 int bq_type_max_id(void) { return BQ_NTYPES - 1; }
+int bq_acc_lanes(void) { return BQ_ACC_LANES; }
+
+struct bq_field_row {
+  short type;
+  const char *name;
+  short offset, size, unit;
+};
+
+#define BQ_FIELD(t, f, unit) {BQ_ID_##t, #f, BQ_OFF(t, f), sizeof(((block_##t *)0)->f), unit},
+static const struct bq_field_row bq_fields[] = {
+#include "fields.inc"
+};
+#undef BQ_FIELD
+
+/* A unit divides its field: a swap never straddles two fields. */
+#define BQ_FIELD(t, f, unit) \
+  static_assert(sizeof(((block_##t *)0)->f) % (unit) == 0, #t "." #f ": whole scalars");
+#include "fields.inc"
+#undef BQ_FIELD
+
+const char *bq_type_field(int type, int i, int *out) {
+  for (size_t k = 0; k < sizeof bq_fields / sizeof bq_fields[0]; k++) {
+    if (bq_fields[k].type != type || i-- != 0) continue;
+    out[0] = bq_fields[k].offset;
+    out[1] = bq_fields[k].size;
+    out[2] = bq_fields[k].unit;
+    return bq_fields[k].name;
+  }
+  return NULL;
+}

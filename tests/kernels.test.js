@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import * as oracle from './lib/oracle.js';
 import { Raw, kernelsOf } from './lib/raw.js';
 import { BACKEND, BLOCK_COUNTS, SEED, codec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
+import { typeInfo, blockFields } from '../js/types.js';
 
 const bq = await codec();
 const raw = new Raw(bq.exports);
@@ -19,7 +20,9 @@ const per = (t) => oracle.SIZES[t][1] / oracle.SIZES[t][0];
 
 /** Element counts to try: block counts for block types; odd lengths too for the float types. */
 const lengths = (t) =>
-  (isFloat(t) ? [1, 3, 7, 31, 32, 33, 127, 128, 129, 4101] : []).concat(BLOCK_COUNTS.map((b) => b * 32));
+  (isFloat(t) ? [1, 3, 7, 31, 32, 33, 127, 128, 129, 4101] : []).concat(
+    BLOCK_COUNTS.map((b) => b * Math.max(32, typeInfo(t).blockSize)),
+  );
 
 /** Random bytes for n elements of t: every bit pattern, including NaN and Inf scales. */
 function randomBytes(t, n, r) {
@@ -127,8 +130,9 @@ const handlers = {
         assert.equal(bq.exports[name](ap + prev * per(t), bp + prev * per(t2), c - prev, acc), 0);
         prev = c;
       }
+      // A public dot's state is summed by its pair's own sum; a kernel's by its ISA's.
       const isa = name.endsWith('__ref') ? '__ref' : name.endsWith('__simd128') ? '__simd128' : '';
-      return bq.exports[`bq_acc_sum${isa}`](acc);
+      return bq.exports[isa ? `bq_acc_sum${isa}` : `${name}_sum`](acc);
     };
     for (const n of lengths(t)) {
       const a = realisticBytes(t, n, r);
@@ -144,9 +148,10 @@ const handlers = {
             `${v.name} n=${n}: ${got} vs ${want.sum} (sum|terms| ${want.abs})`,
           );
         }
-        // Feeding the vector in pieces cut on multiples of 128 elements changes nothing.
-        if (n > 256) {
-          const cut = runs(v.name, a, b, n, [128, Math.floor(n / 256) * 128]);
+        // Feeding the vector in pieces cut on multiples of the dot step changes nothing.
+        const step = Math.max(typeInfo(t).dotStep, typeInfo(t2).dotStep);
+        if (n > 2 * step) {
+          const cut = runs(v.name, a, b, n, [step, Math.floor(n / (2 * step)) * step]);
           assert.ok(sameFloat(cut, got), `${v.name} n=${n}: cut ${cut} vs whole ${got}`);
         }
       }
@@ -154,14 +159,15 @@ const handlers = {
     // Any bytes at all, including NaN/Inf scales and -128 codes: every variant agrees with the
     // oracle on each single block's term (exact integer sums), and on NaN-ness.
     if (t2 !== 'f32') {
-      const a = randomBytes(t, 64 * 32, r),
-        b = randomBytes(t2, 64 * 32, r);
+      const bs = typeInfo(t).blockSize;
+      const a = randomBytes(t, 64 * bs, r),
+        b = randomBytes(t2, 64 * bs, r);
       const xs = oracle.SIZES[t][1],
         ys = oracle.SIZES[t2][1];
       for (let k = 0; k < 64; k++) {
         const want = Math.fround(0 + oracle.blockTerm([t, t2], a, k * xs, b, k * ys).term);
         for (const v of vs) {
-          const got = runs(v.name, a.subarray(k * xs, (k + 1) * xs), b.subarray(k * ys, (k + 1) * ys), 32);
+          const got = runs(v.name, a.subarray(k * xs, (k + 1) * xs), b.subarray(k * ys, (k + 1) * ys), bs);
           assert.ok(sameFloat(got, want), `${v.name} block ${k}: ${got} vs term ${want}`);
         }
       }
@@ -185,7 +191,7 @@ const handlers = {
           for (let i = 0; i < rows; i++) {
             const acc = raw.zeroAcc();
             bq.exports[`bq_${t}_dot_${t2}${isa}`](wp + i * rb, xp, cols, acc);
-            const d = bq.exports[`bq_acc_sum${isa}`](acc);
+            const d = bq.exports[isa ? `bq_acc_sum${isa}` : `bq_${t}_dot_${t2}_sum`](acc);
             assert.ok(sameFloat(y[i], d), `${v.name} ${rows}x${cols} row ${i}: ${y[i]} vs dot ${d}`);
           }
         }
@@ -193,35 +199,53 @@ const handlers = {
     }
   },
   stats(t, vs, r) {
-    for (const nb of BLOCK_COUNTS) {
-      const x = edgeInputs(nb, r.next() * 2 ** 32);
-      const dq = oracle.dequantize(t, oracle.quantize(t, x));
+    // Per block of the type (32 values for the float types) and, where the type has them, per
+    // sub-block: the error of the oracle's round trip, and the block's d.
+    const { blockSize, subBlock: S } = typeInfo(t);
+    const B = blockSize > 1 ? blockSize : 32;
+    const dField = blockFields(t)?.find((f) => f.name === 'd');
+    const err = (x, dq, o, m) => {
+      let ss = 0,
+        mx = 0;
+      for (let j = 0; j < m; j++) {
+        const e = x[o + j] - dq[o + j];
+        ss += e * e;
+        mx = Math.abs(e) > mx || e !== e ? Math.abs(e) : mx;
+      }
+      return [Math.sqrt(ss / m), mx];
+    };
+    for (const count of BLOCK_COUNTS) {
+      const n = Math.ceil((count * 32) / B) * B,
+        nb = n / B,
+        ns = S ? n / S : 0;
+      const x = edgeInputs(n / 32, r.next() * 2 ** 32);
+      const q = oracle.quantize(t, x);
+      const dq = oracle.dequantize(t, q);
       const rmse = new Float32Array(nb),
         mx = new Float32Array(nb),
-        sc = new Float32Array(nb);
-      const q = oracle.quantize(t, x);
+        sc = new Float32Array(nb),
+        srmse = new Float32Array(ns),
+        smx = new Float32Array(ns);
       for (let b = 0; b < nb; b++) {
-        let ss = 0,
-          m = 0;
-        for (let j = 0; j < 32; j++) {
-          const e = x[b * 32 + j] - dq[b * 32 + j];
-          ss += e * e;
-          m = Math.abs(e) > m || e !== e ? Math.abs(e) : m;
-        }
-        rmse[b] = Math.sqrt(ss / 32);
-        mx[b] = m;
-        sc[b] = isFloat(t) ? NaN : oracle.fromHalf(q[b * oracle.SIZES[t][1]] | (q[b * oracle.SIZES[t][1] + 1] << 8));
+        [rmse[b], mx[b]] = err(x, dq, b * B, B);
+        const o = b * typeInfo(t).typeSize + (dField?.offset ?? 0);
+        sc[b] = dField ? oracle.fromHalf(q[o] | (q[o + 1] << 8)) : NaN;
       }
+      for (let k = 0; k < ns; k++) [srmse[k], smx[k]] = err(x, dq, k * S, S);
       for (const v of vs) {
         raw.reset();
         const xp = raw.put(x),
           rp = raw.alloc(nb * 4),
           mp = raw.alloc(nb * 4),
-          sp = raw.alloc(nb * 4);
-        assert.equal(bq.exports[v.name](xp, nb * 32, rp, mp, sp), 0);
+          sp = raw.alloc(nb * 4),
+          srp = raw.alloc(ns * 4),
+          smp = raw.alloc(ns * 4);
+        assert.equal(bq.exports[v.name](xp, n, rp, mp, sp, srp, smp), 0);
         assert.equal(firstDiff(raw.floats(rp, nb), rmse), -1, `${v.name} nb=${nb}: rmse`);
         assert.equal(firstDiff(raw.floats(mp, nb), mx), -1, `${v.name} nb=${nb}: max |err|`);
         assert.equal(firstDiff(raw.floats(sp, nb), sc), -1, `${v.name} nb=${nb}: scale`);
+        assert.equal(firstDiff(raw.floats(srp, ns), srmse), -1, `${v.name} nb=${nb}: sub-block rmse`);
+        assert.equal(firstDiff(raw.floats(smp, ns), smx), -1, `${v.name} nb=${nb}: sub-block max |err|`);
       }
     }
   },
@@ -236,6 +260,21 @@ for (const [base, vs] of groups) {
   });
 }
 
+test(`the ${BACKEND} build's reference dot state is summed left to right over all lanes`, () => {
+  // ggml's generic K-quant dots add eight float sums to the running sum in order at the end; the
+  // reference keeps them in acc[1..] and bq_acc_sum__ref adds every lane in order.
+  const lanes = bq.exports.bq_acc_lanes();
+  assert.ok(lanes >= 9, `${lanes} lanes hold a running sum and eight sums`);
+  raw.reset();
+  const p = raw.zeroAcc();
+  const acc = new Float32Array(raw.mem.buffer, p, lanes);
+  const r = rng(SEED);
+  for (let i = 0; i < lanes; i++) acc[i] = r.normal() * 2 ** ((r.next() * 40) | 0);
+  let want = acc[0];
+  for (let i = 1; i < lanes; i++) want = Math.fround(want + acc[i]);
+  assert.ok(sameFloat(bq.exports.bq_acc_sum__ref(p), want), 'left-to-right sum');
+});
+
 test('kernels reject element counts that are not whole blocks', () => {
   raw.reset();
   const p = raw.alloc(4096);
@@ -245,7 +284,7 @@ test('kernels reject element counts that are not whole blocks', () => {
       k.op === 'matvec'
         ? bq.exports[k.name](p, 1, 33, p, p)
         : k.op === 'stats'
-          ? bq.exports[k.name](p, 33, p, p, p)
+          ? bq.exports[k.name](p, 33, p, p, p, p, p)
           : k.op === 'dot'
             ? bq.exports[k.name](p, p, 33, p)
             : bq.exports[k.name](p, p, 33);

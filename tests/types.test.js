@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GGMLType, typeInfo, typeId, vecDotType, knownTypes, CODEC_TYPES } from '../js/index.js';
+import { blockFields } from '../js/types.js';
 import { BACKEND, codec } from './lib/helpers.js';
 
 const bq = await codec();
@@ -26,11 +27,58 @@ test(`JS type table equals the ${BACKEND} wasm type table`, () => {
     }
     fromWasm.push(id);
     const info = typeInfo(id);
-    assert.deepEqual(info, { name: cstr(x.bq_type_name(id)), blockSize: bs, typeSize: x.bq_type_size(id) }, `id ${id}`);
+    const flags = x.bq_type_flags(id);
+    assert.deepEqual(
+      info,
+      {
+        name: cstr(x.bq_type_name(id)),
+        blockSize: bs,
+        typeSize: x.bq_type_size(id),
+        vecDot: x.bq_type_vec_dot(id),
+        dotStep: x.bq_type_dot_step(id),
+        subBlock: x.bq_type_sub_block(id),
+        quantize: (flags & 1) !== 0,
+        dequantize: (flags & 2) !== 0,
+        dot: (flags & 4) !== 0,
+        dotF32: (flags & 8) !== 0,
+        matvec: (flags & 16) !== 0,
+        stats: (flags & 32) !== 0,
+      },
+      `id ${id}`,
+    );
     assert.equal(vecDotType(id), x.bq_type_vec_dot(id), `vec_dot of ${info.name}`);
-    assert.equal(CODEC_TYPES.includes(id), (x.bq_type_flags(id) & 1) === 1, `codec flag of ${info.name}`);
+    assert.equal(CODEC_TYPES.includes(id), flags !== 0, `${info.name} has kernels`);
+    // The block layout: every field of the C struct, in order, at its offset, with its size and
+    // byte-swap unit; the fields tile the block exactly.
+    const out = x.bq_scratch_base();
+    const cFields = [];
+    for (let i = 0; ; i++) {
+      const p = x.bq_type_field(id, i, out);
+      if (p === 0) break;
+      const [offset, size, unit] = new Int32Array(x.memory.buffer, out, 3);
+      cFields.push({ name: cstr(p), offset, size, unit });
+    }
+    const jsFields = blockFields(id);
+    if (cFields.length === 0) {
+      // Types with no struct: the float types are described in JS as one scalar per block.
+      if (jsFields) assert.ok(jsFields.length === 1 && jsFields[0].size === info.typeSize, `${info.name} scalar`);
+      else assert.ok(flags === 0, `${info.name} has kernels, so it has a layout`);
+      continue;
+    }
+    assert.deepEqual(
+      jsFields?.map(({ name, offset, size, unit }) => ({ name, offset, size, unit })),
+      cFields,
+      `${info.name} block fields`,
+    );
+    let end = 0;
+    for (const f of cFields) {
+      assert.equal(f.offset, end, `${info.name}.${f.name} follows the previous field`);
+      end += f.size;
+    }
+    assert.equal(end, info.typeSize, `${info.name} fields fill the block`);
   }
   assert.deepEqual(knownTypes(), fromWasm);
+  assert.ok(x.bq_acc_lanes() >= 9, 'dot state: a running sum and eight float sums at least');
 });
 
 test('GGMLType ids and typeInfo follow ggml', () => {
@@ -38,8 +86,16 @@ test('GGMLType ids and typeInfo follow ggml', () => {
   assert.equal(GGMLType.Q8_1, 9);
   assert.equal(GGMLType.BF16, 30);
   assert.equal(GGMLType.MXFP4, 39);
-  assert.deepEqual(typeInfo(GGMLType.Q5_1), { name: 'q5_1', blockSize: 32, typeSize: 24 });
-  assert.deepEqual(typeInfo('Q4_K'), { name: 'q4_K', blockSize: 256, typeSize: 144 });
+  const sizes = (t) => {
+    const { name, blockSize, typeSize } = typeInfo(t);
+    return { name, blockSize, typeSize };
+  };
+  assert.deepEqual(sizes(GGMLType.Q5_1), { name: 'q5_1', blockSize: 32, typeSize: 24 });
+  assert.deepEqual(sizes('Q4_K'), { name: 'q4_K', blockSize: 256, typeSize: 144 });
+  assert.equal(typeInfo('q4_0').vecDot, GGMLType.Q8_0);
+  assert.equal(typeInfo('q8_1').dot, false, 'ggml has no q8_1 . q8_1 dot');
+  assert.equal(typeInfo('q8_1').dotF32, true);
+  assert.equal(typeInfo('f32').stats, false, 'f32 round trips are exact');
   assert.equal(typeId('q8_0'), 8);
   for (const [name, id] of Object.entries(GGMLType)) assert.equal(typeInfo(id).name.toUpperCase(), name);
   for (const bad of [4, 5, 31, 32, 33, 36, 37, 38, 40, -1, 2.5, NaN]) {

@@ -5,7 +5,7 @@
  * ggml's sequential max scan and cast rules are easiest to follow exactly in scalar code. */
 void bq_q8_0_quantize_block__ref(const float *x, void *out) {
   float amax = 0.0f;
-  for (int j = 0; j < QK; j++) {
+  for (int j = 0; j < BQ_BLK_q8_0; j++) {
     const float a = fabsf(x[j]);
     amax = amax > a ? amax : a; /* ggml's MAX(): a NaN is kept only until the next element */
   }
@@ -13,48 +13,51 @@ void bq_q8_0_quantize_block__ref(const float *x, void *out) {
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   block_q8_0 b;
   b.d = bq_fp32_to_fp16(d);
-  for (int j = 0; j < QK; j++) b.qs[j] = (int8_t)bq_cvt_u8(roundf(x[j] * id));
+  for (int j = 0; j < BQ_BLK_q8_0; j++) b.qs[j] = (int8_t)bq_cvt_u8(roundf(x[j] * id));
   memcpy(out, &b, sizeof b);
 }
 
 BQ_QUANTIZE_PROTO(q8_0, __ref) {
-  if (n % QK) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK; i++)
-    bq_q8_0_quantize_block__ref(x + i * QK, (uint8_t *)y + i * 34);
+  if (n % BQ_BLK_q8_0) return BQ_EINVAL;
+  for (size_t i = 0; i < n / BQ_BLK_q8_0; i++)
+    bq_q8_0_quantize_block__ref(x + i * BQ_BLK_q8_0, (uint8_t *)y + i * BQ_BYTES(q8_0));
   return BQ_OK;
 }
 
 BQ_DEQUANTIZE_PROTO(q8_0, __ref) {
-  if (n % QK) return BQ_EINVAL;
+  if (n % BQ_BLK_q8_0) return BQ_EINVAL;
   const uint8_t *p = x;
-  for (size_t i = 0; i < n / QK; i++, p += 34, y += QK) {
-    const float d = bq_h2f(bq_rd16(p));
-    for (int j = 0; j < QK; j++) y[j] = (float)(int8_t)p[2 + j] * d;
+  for (size_t i = 0; i < n / BQ_BLK_q8_0; i++, p += BQ_BYTES(q8_0), y += BQ_BLK_q8_0) {
+    const float d = bq_h2f(bq_rd16(p + BQ_OFF(q8_0, d)));
+    for (int j = 0; j < BQ_BLK_q8_0; j++) y[j] = (float)(int8_t)p[BQ_OFF(q8_0, qs) + j] * d;
   }
   return BQ_OK;
 }
 
 BQ_DOT_PROTO(q8_0, q8_0, __ref) {
-  if (n % QK) return BQ_EINVAL;
+  if (n % BQ_BLK_q8_0) return BQ_EINVAL;
   const uint8_t *a = x, *b = y;
   float sumf = acc[0];
-  for (size_t i = 0; i < n / QK; i++, a += 34, b += 34) {
+  for (size_t i = 0; i < n / BQ_BLK_q8_0; i++, a += BQ_BYTES(q8_0), b += BQ_BYTES(q8_0)) {
     int sumi = 0;
-    for (int j = 0; j < QK; j++) sumi += (int8_t)a[2 + j] * (int8_t)b[2 + j];
-    sumf += (float)sumi * (bq_h2f(bq_rd16(a)) * bq_h2f(bq_rd16(b)));
+    for (int j = 0; j < BQ_BLK_q8_0; j++)
+      sumi += (int8_t)a[BQ_OFF(q8_0, qs) + j] * (int8_t)b[BQ_OFF(q8_0, qs) + j];
+    sumf +=
+        (float)sumi * (bq_h2f(bq_rd16(a + BQ_OFF(q8_0, d))) * bq_h2f(bq_rd16(b + BQ_OFF(q8_0, d))));
   }
   acc[0] = sumf;
   return BQ_OK;
 }
 
 BQ_DOT_PROTO(q8_0, f32, __ref) {
-  if (n % QK) return BQ_EINVAL;
+  if (n % BQ_BLK_q8_0) return BQ_EINVAL;
   const uint8_t *a = x;
   const float *v = y;
   float sumf = acc[0];
-  for (size_t i = 0; i < n / QK; i++, a += 34, v += QK) {
-    const float d = bq_h2f(bq_rd16(a));
-    for (int j = 0; j < QK; j++) sumf += ((float)(int8_t)a[2 + j] * d) * v[j];
+  for (size_t i = 0; i < n / BQ_BLK_q8_0; i++, a += BQ_BYTES(q8_0), v += BQ_BLK_q8_0) {
+    const float d = bq_h2f(bq_rd16(a + BQ_OFF(q8_0, d)));
+    for (int j = 0; j < BQ_BLK_q8_0; j++)
+      sumf += ((float)(int8_t)a[BQ_OFF(q8_0, qs) + j] * d) * v[j];
   }
   acc[0] = sumf;
   return BQ_OK;

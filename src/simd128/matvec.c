@@ -10,7 +10,7 @@
  * block instead of 8 from every weight), and d, s as floats. Static: the
  * module is single-threaded and no kernel allocates. Rows longer than this use plain dots. */
 #define BQ_PREP_MAX_BLOCKS 4096 /* 131072 columns */
-static int16_t prep_q[(BQ_PREP_MAX_BLOCKS + 4) * QK] __attribute__((aligned(16)));
+static int16_t prep_q[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
 static float prep_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 static float prep_s[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 static int32_t prep_sum[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
@@ -31,7 +31,7 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int ord
     for (int b = 0; b < 4; b++) {
       const v128_t q0 = wasm_v128_load(x + b * bs + qs_off),
                    q1 = wasm_v128_load(x + b * bs + qs_off + 16);
-      int16_t *o = prep_q + (i + b) * QK;
+      int16_t *o = prep_q + (i + b) * BQ_B32;
       if (order == BQ_PREP_NIBBLES) {
         /* Even and odd bytes of each half, sign-extended within u16 lanes. */
         const v128_t e0 = wasm_i16x8_shr(wasm_i16x8_shl(q0, 8), 8), o0 = wasm_i16x8_shr(q0, 8);
@@ -57,8 +57,8 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int ord
     prep_d[i] = bq_h2f_fast(bq_rd16(x));
     prep_s[i] = bq_h2f_fast(bq_rd16(x + 2));
     int32_t sum = 0;
-    for (size_t j = 0; j < QK; j++) {
-      prep_q[i * QK + (order == BQ_PREP_NIBBLES ? nibble_slot(j) : j)] = (int8_t)x[qs_off + j];
+    for (size_t j = 0; j < BQ_B32; j++) {
+      prep_q[i * BQ_B32 + (order == BQ_PREP_NIBBLES ? nibble_slot(j) : j)] = (int8_t)x[qs_off + j];
       sum += (int8_t)x[qs_off + j];
     }
     prep_sum[i] = sum;
@@ -67,7 +67,7 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int ord
   for (size_t j = nb; j < ((nb + 3) & ~(size_t)3); j++) {
     prep_d[j] = prep_s[j] = 0.0f;
     prep_sum[j] = 0;
-    memset(prep_q + j * QK, 0, QK * sizeof(int16_t));
+    memset(prep_q + j * BQ_B32, 0, BQ_B32 * sizeof(int16_t));
   }
   out->q = prep_q;
   out->sum = prep_sum;
@@ -77,7 +77,8 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int ord
   return 1;
 }
 
-/* The four lanes of a SIMD dot state, summed pairwise: (a0 + a1) + (a2 + a3). */
+/* The four lanes of a SIMD dot state, summed pairwise: (a0 + a1) + (a2 + a3). The SIMD128 dots
+ * use acc[0..3] only; the other BQ_ACC_LANES stay zero. */
 float bq_acc_sum__simd128(const float *acc) { return (acc[0] + acc[1]) + (acc[2] + acc[3]); }
 
 #define BQ_QUANTIZE(t, isa)
@@ -89,6 +90,7 @@ float bq_acc_sum__simd128(const float *acc) { return (acc[0] + acc[1]) + (acc[2]
 #define BQ_MATVEC_GEN_f32(t) BQ_DEFINE_MATVEC(t, f32, __simd128)
 #define BQ_MATVEC_GEN_q8_0(t)
 #define BQ_MATVEC_GEN_q8_1(t)
+#define BQ_MATVEC_GEN_q8_K(t)
 #define BQ_MATVEC_SIMD(t, t2) BQ_MATVEC_GEN_##t2(t)
 #define BQ_MATVEC_REF(t, t2)
 #define BQ_MATVEC(t, t2, isa) BQ_MATVEC_##isa(t, t2)

@@ -35,15 +35,16 @@ static inline void bq_q45_codes(const bq_k *k, const float *x, v128_t id, v128_t
                                 wasm_i16x8_narrow_i32x4(c[6], c[7]));
 }
 
-/* Four blocks at x to o (block size bs). five: 5-bit codes with qh; affine: Q4_1/Q5_1 (d, m).
- * Returns 0, writing nothing, when the group must go to the reference. */
-static inline int bq_q45_quant4(const bq_k *k, const float *x, uint8_t *o, size_t bs, int five,
-                                int affine) {
+/* Four blocks at x to o (bs bytes each; d at 0, m, qh and qs at the given offsets). five: 5-bit
+ * codes with qh; affine: Q4_1/Q5_1 (d, m). Returns 0, writing nothing, when the group must go to
+ * the reference. */
+static inline int bq_q45_quant4(const bq_k *k, const float *x, uint8_t *o, size_t bs, size_t m_off,
+                                size_t qh_off, size_t qs_off, int five, int affine) {
   /* pmax/pmin (one instruction each in V8) are exact maxima for finite values; a running sum
    * catches NaN and Inf (and, rarely, a sum that overflows, which just takes the slow path). */
   v128_t mx[4], mn[4], sum = wasm_f32x4_splat(0.0f);
   for (int b = 0; b < 4; b++) {
-    const float *p = x + 32 * b;
+    const float *p = x + BQ_B32 * b;
     mx[b] = mn[b] = wasm_v128_load(p);
     sum = wasm_f32x4_add(sum, mx[b]);
     for (int j = 1; j < 8; j++) {
@@ -74,16 +75,15 @@ static inline int bq_q45_quant4(const bq_k *k, const float *x, uint8_t *o, size_
   bq_store_u16x4(o, bs, hd);
   if (affine) {
     const v128_t hm = bq_f2h_x4(k, MN);
-    bq_store_u16x4(o + 2, bs, hm);
+    bq_store_u16x4(o + m_off, bs, hm);
   }
   const float off = affine ? 0.5f : five ? 16.5f : 8.5f;
   const int lim = five ? 31 : 15, clamp = !(five && affine);
-  const size_t qh_off = affine ? 4 : 2, qs_off = qh_off + (five ? 4 : 0);
   v128_t ids[4] = {BQ_LANE(id, 0), BQ_LANE(id, 1), BQ_LANE(id, 2), BQ_LANE(id, 3)};
   v128_t mns[4] = {BQ_LANE(MN, 0), BQ_LANE(MN, 1), BQ_LANE(MN, 2), BQ_LANE(MN, 3)};
   for (int b = 0; b < 4; b++) {
     v128_t lo, hi;
-    bq_q45_codes(k, x + 32 * b, ids[b], mns[b], affine, off, lim, clamp, &lo, &hi);
+    bq_q45_codes(k, x + BQ_B32 * b, ids[b], mns[b], affine, off, lim, clamp, &lo, &hi);
     uint8_t *blk = o + b * bs;
     if (five) {
       /* Bit 4 of each code moved to bit 7 (a 16-bit shift keeps it inside its byte), then one
@@ -99,18 +99,21 @@ static inline int bq_q45_quant4(const bq_k *k, const float *x, uint8_t *o, size_
   return 1;
 }
 
-/* The whole quantizer: groups of 4 blocks, the rest (and refused groups) by the reference. */
-#define BQ_Q45_QUANTIZE(t, BS, FIVE, AFFINE)                                                      \
-  BQ_QUANTIZE_PROTO(t, __simd128) {                                                               \
-    if (n % QK) return BQ_EINVAL;                                                                 \
-    const bq_k k = bq_consts();                                                                   \
-    const size_t nb = n / QK;                                                                     \
-    uint8_t *o = y;                                                                               \
-    size_t i = 0;                                                                                 \
-    for (; i + 4 <= nb; i += 4, x += 4 * QK, o += 4 * (BS))                                       \
-      if (!bq_q45_quant4(&k, x, o, (BS), (FIVE), (AFFINE))) bq_##t##_quantize__ref(x, o, 4 * QK); \
-    if (i < nb) bq_##t##_quantize__ref(x, o, (nb - i) * QK);                                      \
-    return BQ_OK;                                                                                 \
+/* The whole quantizer: groups of 4 blocks, the rest (and refused groups) by the reference. BS, M,
+ * QH, QS: the block's bytes and field offsets (M, QH unused by the formats without them). */
+#define BQ_Q45_QUANTIZE(t, BS, M, QH, QS, FIVE, AFFINE)                      \
+  static_assert(BQ_OFF(t, d) == 0, #t ": d first");                          \
+  BQ_QUANTIZE_PROTO(t, __simd128) {                                          \
+    if (n % BQ_BLK_##t) return BQ_EINVAL;                                    \
+    const bq_k k = bq_consts();                                              \
+    const size_t nb = n / BQ_BLK_##t;                                        \
+    uint8_t *o = y;                                                          \
+    size_t i = 0;                                                            \
+    for (; i + 4 <= nb; i += 4, x += 4 * BQ_B32, o += 4 * (BS))              \
+      if (!bq_q45_quant4(&k, x, o, (BS), (M), (QH), (QS), (FIVE), (AFFINE))) \
+        bq_##t##_quantize__ref(x, o, 4 * BQ_B32);                            \
+    if (i < nb) bq_##t##_quantize__ref(x, o, (nb - i) * BQ_B32);             \
+    return BQ_OK;                                                            \
   }
 
 #endif

@@ -13,6 +13,12 @@
 
 #define BQ_MAGIC 8388608.0f /* 2^23 */
 
+/* The block helpers below work on blocks of 32 values (Q4_0 .. Q8_1); each kernel file that uses
+ * them asserts that its formats have that block size (types.inc). Block bytes and field offsets
+ * come from the callers, who take them from the block structs. */
+#define BQ_B32 32
+#define BQ_B32_MAX_BYTES sizeof(block_q8_1) /* the largest of those blocks */
+
 /* Swizzle indices moving bytes a..a+3 to the top byte of the four i32 lanes, zeros below (index
  * 0x80 gives 0). Kept as literal constants: V8 then emits a bare pshufb and keeps the mask in a
  * register across the loop (an index vector from a local costs a range fix-up at each use). */
@@ -279,7 +285,7 @@ static inline void bq_dot4(const uint8_t *a, const uint8_t *b, size_t nb, size_t
   size_t i = 0;
   for (; i + 4 <= nb; i += 4, a += 4 * xs, b += 4 * ys) sum = wasm_f32x4_add(sum, step(&k, a, b));
   if (i < nb) {
-    uint8_t ta[4 * 36], tb[4 * 36];
+    uint8_t ta[4 * BQ_B32_MAX_BYTES], tb[4 * BQ_B32_MAX_BYTES];
     memset(ta, 0, sizeof ta);
     memset(tb, 0, sizeof tb);
     memcpy(ta, a, (nb - i) * xs);
@@ -344,9 +350,9 @@ static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, s
   uint32_t *st = bq_scale_slot;
   const uint32_t *ld = bq_scale_slot_alias;
   size_t i = 0;
-  for (; i + 2 <= nb; i += 2, p += 2 * bs, y += 2 * QK) {
+  for (; i + 2 <= nb; i += 2, p += 2 * bs, y += 2 * BQ_B32) {
     bq_dequantize_block(&k, p, y, scales, dexp, st, ld, block);
-    bq_dequantize_block(&k, p + bs, y + QK, scales, dexp, st, ld, block);
+    bq_dequantize_block(&k, p + bs, y + BQ_B32, scales, dexp, st, ld, block);
   }
   if (i < nb) bq_dequantize_block(&k, p, y, scales, dexp, st, ld, block);
 }
@@ -359,7 +365,7 @@ static inline void bq_dot_f32_blocks(const uint8_t *a, const float *v, size_t nb
   uint32_t *st = bq_scale_slot;
   const uint32_t *ld = bq_scale_slot_alias;
   v128_t sum = wasm_v128_load(acc);
-  for (size_t i = 0; i < nb; i++, a += bs, v += QK) {
+  for (size_t i = 0; i < nb; i++, a += bs, v += BQ_B32) {
     v128_t d, m, w[8];
     bq_block_scales(&k, a, scales, dexp, st, ld, &d, &m);
     block(&k, a, d, m, w);
@@ -396,12 +402,12 @@ static inline int bq_matvec_prepared(const uint8_t *w, size_t rows, size_t cols,
                                      float *y, size_t xs, size_t ys, size_t qs_off, int order,
                                      bq_prep_step_fn step,
                                      int (*dot)(const void *, const void *, size_t, float *)) {
-  if (cols % QK) return BQ_EINVAL;
-  const size_t nb = cols / QK, row = nb * xs;
+  if (cols % BQ_B32) return BQ_EINVAL;
+  const size_t nb = cols / BQ_B32, row = nb * xs;
   bq_prep pr;
   if (!bq_prepare_q8(x, nb, ys, qs_off, order, &pr)) {
     for (size_t r = 0; r < rows; r++) {
-      float acc[4] = {0};
+      float acc[BQ_ACC_LANES] = {0};
       dot(w + r * row, x, cols, acc);
       y[r] = bq_acc_sum__simd128(acc);
     }
@@ -413,7 +419,7 @@ static inline int bq_matvec_prepared(const uint8_t *w, size_t rows, size_t cols,
     size_t i = 0;
     for (; i + 4 <= nb; i += 4) sum = wasm_f32x4_add(sum, step(&k, w + i * xs, &pr, i));
     if (i < nb) {
-      uint8_t ta[4 * 36];
+      uint8_t ta[4 * BQ_B32_MAX_BYTES];
       memset(ta, 0, sizeof ta);
       memcpy(ta, w + i * xs, (nb - i) * xs);
       sum = wasm_f32x4_add(sum, step(&k, ta, &pr, i));
@@ -463,9 +469,10 @@ static inline v128_t bq_terms_dm(const bq_k *k, const uint8_t *a, size_t xs, v12
                         wasm_f32x4_mul(mx, sy));
 }
 
-/* d and s of four Q8_1 blocks at b (stride 36). */
+/* d and s of four Q8_1 blocks at b. */
 static inline void bq_q8_1_ds(const bq_k *k, const uint8_t *b, v128_t *d, v128_t *s) {
-  const v128_t yb = bq_load_u32x4(b, 36);
+  static_assert(offsetof(block_q8_1, d) == 0 && offsetof(block_q8_1, s) == 2, "d, s in a u32");
+  const v128_t yb = bq_load_u32x4(b, sizeof(block_q8_1));
   *d = bq_h2f_x4(k, wasm_v128_and(yb, k->lo16));
   *s = bq_h2f_x4(k, wasm_u32x4_shr(yb, 16));
 }
@@ -490,15 +497,15 @@ static inline v128_t bq_roundf_small(const bq_k *k, v128_t v) {
   const float *v = y;                                                                      \
   v128_t sum = wasm_v128_load(acc);                                                        \
   size_t i = 0;                                                                            \
-  for (; i + QK <= n; i += QK) {                                                           \
+  for (; i + BQ_B32 <= n; i += BQ_B32) {                                                   \
     v128_t p[8];                                                                           \
     for (int j = 0; j < 8; j++)                                                            \
       p[j] = wasm_f32x4_mul(LOAD(a + (i + 4 * j) * ESIZE), wasm_v128_load(v + i + 4 * j)); \
     sum = wasm_f32x4_add(sum, bq_sum8(p));                                                 \
   }                                                                                        \
   if (i < n) {                                                                             \
-    uint8_t ta[QK * ESIZE];                                                                \
-    float tv[QK];                                                                          \
+    uint8_t ta[BQ_B32 * ESIZE];                                                            \
+    float tv[BQ_B32];                                                                      \
     memset(ta, 0, sizeof ta);                                                              \
     memset(tv, 0, sizeof tv);                                                              \
     memcpy(ta, a + i * ESIZE, (n - i) * ESIZE);                                            \

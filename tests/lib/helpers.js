@@ -1,6 +1,6 @@
 // Shared by the JS tests: which build to test, fixtures, seeded inputs, bit comparisons.
 import { readFileSync } from 'node:fs';
-import { init } from '../../js/index.js';
+import { init, CODEC_TYPES, typeInfo } from '../../js/index.js';
 
 /** The build under test: BQ_BACKEND=simd128|scalar (make test runs the suite once for each). */
 export const BACKEND = /** @type {'simd128' | 'scalar'} */ (process.env.BQ_BACKEND ?? 'simd128');
@@ -9,15 +9,12 @@ export function codec(options = {}) {
   return init({ backend: BACKEND, ...options });
 }
 
-export const QTYPES = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q8_1'];
-export const ALL_TYPES = ['f32', 'f16', 'bf16', ...QTYPES];
-export const PAIRS = [
-  ['q4_0', 'q8_0'],
-  ['q4_1', 'q8_1'],
-  ['q5_0', 'q8_0'],
-  ['q5_1', 'q8_1'],
-  ['q8_0', 'q8_0'],
-];
+// The type lists, from the type table (js/types.js, checked against the wasm one).
+const TYPES = CODEC_TYPES.map((id) => typeInfo(id));
+export const QTYPES = TYPES.filter((t) => t.blockSize > 1).map((t) => t.name);
+export const ALL_TYPES = [...TYPES.filter((t) => t.blockSize === 1).map((t) => t.name), ...QTYPES];
+/** ggml's vec_dot pairs of the block types. */
+export const PAIRS = TYPES.filter((t) => t.dot && t.blockSize > 1).map((t) => [t.name, typeInfo(t.vecDot).name]);
 export const BLOCK_COUNTS = [1, 2, 3, 7, 8, 9, 63, 64, 65, 1000];
 
 const FIX = new URL('../fixtures/golden/', import.meta.url);

@@ -3,6 +3,7 @@
 // modelled with Math.fround after every operation, fp16 rounding with real-number arithmetic on
 // doubles, and C's float -> int8 casts the way x86-64 executes them (cvttss2si: NaN and
 // out-of-range give INT32_MIN, then the low byte is kept). Tests compare the wasm builds with it.
+import { CODEC_TYPES, typeInfo } from '../../js/types.js';
 
 const f = Math.fround;
 
@@ -83,17 +84,10 @@ const wr16 = (out, o, v) => {
 const rd16 = (b, o) => b[o] | (b[o + 1] << 8);
 const rd32 = (b, o) => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
 
-export const SIZES = {
-  f32: [1, 4],
-  f16: [1, 2],
-  bf16: [1, 2],
-  q4_0: [32, 18],
-  q4_1: [32, 20],
-  q5_0: [32, 22],
-  q5_1: [32, 24],
-  q8_0: [32, 34],
-  q8_1: [32, 36],
-};
+/** [block size, type size] of every type blockquant has kernels for, from the type table. */
+export const SIZES = Object.fromEntries(
+  CODEC_TYPES.map((id) => [typeInfo(id).name, [typeInfo(id).blockSize, typeInfo(id).typeSize]]),
+);
 
 function quantBlock(type, x, out, o) {
   if (type === 'q4_0' || type === 'q5_0') {

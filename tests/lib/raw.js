@@ -36,14 +36,17 @@ export class Raw {
   floats(p, n) {
     return new Float32Array(this.mem.buffer, p, n).slice();
   }
+  /** A zeroed dot state of BQ_ACC_LANES floats (the build says how many). */
   zeroAcc() {
-    const p = this.alloc(16);
-    new Float32Array(this.mem.buffer, p, 4).fill(0);
+    const lanes = this.x.bq_acc_lanes();
+    const p = this.alloc(4 * lanes);
+    new Float32Array(this.mem.buffer, p, lanes).fill(0);
     return p;
   }
 }
 
-/** The kernels of a build, from its export names: { name, op, type, type2, isa }. */
+/** The kernels of a build, from its export names: { name, op, type, type2, isa }. (A dot's state
+ * sum, bq_<t>_dot_<t2>_sum, and the type table queries, bq_type_*, are not kernels.) */
 export function kernelsOf(exports) {
   const out = [];
   for (const name of Object.keys(exports)) {
@@ -51,7 +54,7 @@ export function kernelsOf(exports) {
       /^bq_([a-z0-9]+_?[0-9]?)_(quantize|dequantize|stats|dot_([a-z0-9_]+?)|matvec_([a-z0-9_]+?))(__simd128|__ref)?$/.exec(
         name,
       );
-    if (!m) continue;
+    if (!m || name.endsWith('_sum') || name.startsWith('bq_type_')) continue;
     const op = m[2].startsWith('dot') ? 'dot' : m[2].startsWith('matvec') ? 'matvec' : m[2];
     out.push({
       name,

@@ -148,9 +148,9 @@ static void edge_inputs(void) {
   for (int j = 0; j < 32; j++) CHECK(q[3 * 34 + 2 + j] == 0, "all-NaN q8_0 code");
   /* A NaN is not carried by ggml's MAX(): block 0's scale comes from the other elements. */
   CHECK(q[0] != 0 || q[1] != 0, "q8_0 d of a block with one NaN is finite and non-zero");
-  CHECK(bq_q4_0_stats__ref(x, N, rmse, mx, sc) == BQ_OK, "stats");
-  CHECK(bq_q8_0_stats__ref(x, N, rmse, mx, sc) == BQ_OK, "stats");
-  CHECK(bq_f16_stats__ref(x, N, rmse, mx, sc) == BQ_OK, "stats");
+  CHECK(bq_q4_0_stats__ref(x, N, rmse, mx, sc, NULL, NULL) == BQ_OK, "stats");
+  CHECK(bq_q8_0_stats__ref(x, N, rmse, mx, sc, NULL, NULL) == BQ_OK, "stats");
+  CHECK(bq_f16_stats__ref(x, N, rmse, mx, sc, NULL, NULL) == BQ_OK, "stats");
   float acc[BQ_ACC_LANES] = {0};
   CHECK(bq_q4_0_dot_f32__ref(q, x, N, acc) == BQ_OK, "dot");
   CHECK(bq_q4_0_quantize__ref(x, q, 31) == BQ_EINVAL, "n not a multiple of 32");

@@ -1,0 +1,135 @@
+/* The K-quant (super-block) formats Q2_K..Q6_K and the activation format Q8_K: block layouts as
+ * ggml lays them out (ggml-common.h), the quantizer helpers the reference kernels share
+ * (src/ref/kquants.c), and the kernel prototypes until kernels.inc lists them.
+ *
+ * A super-block holds QK_K = 256 elements; every n below must be a multiple of 256. Half values
+ * are raw IEEE binary16 bits; Q8_K's d is a binary32. All multi-byte fields are little-endian and
+ * read through memcpy: blocks arrive at any byte address (a Q3_K block is 110 bytes). */
+#ifndef BQ_KQUANTS_H
+#define BQ_KQUANTS_H
+
+#include "internal.h"
+
+#define QK_K 256
+
+typedef struct {
+  uint8_t scales[16]; /* low nibble: scale, high nibble: min, one byte per 16 elements */
+  uint8_t qs[64];     /* 2-bit codes: element e at qs[32*(e/128) + e%32] >> 2*((e%128)/32) */
+  uint16_t d, dmin;
+} block_q2_K;
+
+typedef struct {
+  uint8_t hmask[32];  /* bit e/32 of hmask[e%32] set: code has no -4 */
+  uint8_t qs[64];     /* low 2 bits, as Q2_K */
+  uint8_t scales[12]; /* 16 packed 6-bit scales, stored + 32 */
+  uint16_t d;
+} block_q3_K;
+
+typedef struct {
+  uint16_t d, dmin;
+  uint8_t scales[12]; /* 8 scales and 8 mins, 6 bits each (bq_scale_min_k4) */
+  uint8_t qs[128];    /* element e at qs[32*(e/64) + e%32], low nibble if e%64 < 32 */
+} block_q4_K;
+
+typedef struct {
+  uint16_t d, dmin;
+  uint8_t scales[12]; /* as Q4_K */
+  uint8_t qh[32];     /* bit e/32 of qh[e%32]: the fifth bit of element e */
+  uint8_t qs[128];    /* low 4 bits, as Q4_K */
+} block_q5_K;
+
+typedef struct {
+  uint8_t ql[128];   /* low 4 bits */
+  uint8_t qh[64];    /* high 2 bits */
+  int8_t scales[16]; /* one per 16 elements */
+  uint16_t d;
+} block_q6_K;
+
+typedef struct {
+  float d;
+  int8_t qs[QK_K];
+  int16_t bsums[QK_K / 16]; /* bsums[j] = sum of qs[16j..16j+15] */
+} block_q8_K;
+
+static_assert(sizeof(block_q2_K) == 84, "q2_K block");
+static_assert(sizeof(block_q3_K) == 110, "q3_K block");
+static_assert(sizeof(block_q4_K) == 144, "q4_K block");
+static_assert(sizeof(block_q5_K) == 176, "q5_K block");
+static_assert(sizeof(block_q6_K) == 210, "q6_K block");
+static_assert(sizeof(block_q8_K) == 292, "q8_K block");
+
+/* ggml's nearest_int: add 1.5 * 2^23 and keep the low 23 bits of the sum, minus 2^22. For
+ * |v| <= 4194303 that is round to nearest, ties to even. ggml only asserts the range (compiled out
+ * in its release builds), so outside it we return the same bits x86-64 gives: Inf gives -2^22,
+ * huge values whatever the sum's mantissa holds. A NaN sum on x86-64 is the NaN operand quieted,
+ * so the result is its payload | 2^22, minus 2^22 (0 for the default NaN); we build that from v's
+ * bits rather than from the sum, since wasm may canonicalize NaN results of arithmetic. */
+static inline int bq_nearest_int(float v) {
+  uint32_t u = bq_bits(v + 12582912.0f);
+  if (v != v) u = bq_bits(v) | 0x400000u;
+  return (int)(u & 0x7FFFFFu) - 0x400000;
+}
+
+/* ggml's get_scale_min_k4: the 6-bit scale and min of sub-block j (0..7) of Q4_K/Q5_K. */
+static inline void bq_scale_min_k4(int j, const uint8_t *s, uint8_t *sc, uint8_t *m) {
+  if (j < 4) {
+    *sc = s[j] & 63;
+    *m = s[j + 4] & 63;
+  } else {
+    *sc = (uint8_t)((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+    *m = (uint8_t)((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+  }
+}
+
+/* The 6-bit value j (0..15) of Q3_K's packed scales, 0..63 (the scale is that minus 32). */
+static inline int bq_q3_K_scale(const uint8_t *s, int j) {
+  const int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
+  return lo | ((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
+}
+
+/* Quantizer helpers, ports of ggml's with its float operation order (src/ref/kquants.c). Each fits
+ * the n values x, writes codes to L and returns the scale; they allocate nothing. */
+
+/* Affine fit x ~ scale * L + min, L in 0..nmax, weighted by w (make_qkx2_quants). *the_min gets
+ * -min (>= 0). Laux is scratch of n bytes. */
+float bq_make_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L,
+                          float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
+                          int use_mad);
+
+/* Symmetric fit x ~ scale * (L - nmax), L in 0..2*nmax-1, weights x*x (make_qx_quants with
+ * rmse_type 1 and no quant weights). All-zero input (max |x| < 1e-15): L = 0, returns 0. */
+float bq_make_qx_quants(int n, int nmax, const float *x, int8_t *L);
+
+/* Symmetric fit with iterative refinement (make_q3_quants with do_rmse): L in 0..2*nmax-1 (stored
+ * + nmax), except all-zero input (max |x| < 1e-15): L = 0, returns 0. */
+float bq_make_q3_quants(int n, int nmax, const float *x, int8_t *L);
+
+/* Steps shared by the Q4_K and Q5_K quantizers (nmax 15, rmin -1, nstep 20 / nmax 31, rmin -0.5,
+ * nstep 15): fits the 8 sub-blocks of the 256 values x, packs their 6-bit scales and mins into
+ * scales[12], writes the fp16 d and dmin, and leaves the codes 0..nmax in L[256]. */
+void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, uint8_t *scales,
+                  uint16_t *d, uint16_t *dmin);
+
+/* Kernel prototypes (helper R will generate these from kernels.inc). Each returns BQ_OK, or
+ * BQ_EINVAL and writes nothing when n is not a multiple of 256. Dots <t>.q8_K keep ggml's running
+ * state in acc[0..8] (acc[0] = ggml's sumf, acc[1..8] its eight lane sums where it has them), so a
+ * left-to-right sum of the zero-initialized 16-float acc gives ggml's result; dots <t>.f32 add into
+ * acc[0]. */
+#define BQ_KQUANT_PROTOS(t)      \
+  BQ_QUANTIZE_PROTO(t, __ref);   \
+  BQ_DEQUANTIZE_PROTO(t, __ref); \
+  BQ_DOT_PROTO(t, f32, __ref);
+BQ_KQUANT_PROTOS(q2_K)
+BQ_KQUANT_PROTOS(q3_K)
+BQ_KQUANT_PROTOS(q4_K)
+BQ_KQUANT_PROTOS(q5_K)
+BQ_KQUANT_PROTOS(q6_K)
+BQ_KQUANT_PROTOS(q8_K)
+#undef BQ_KQUANT_PROTOS
+BQ_DOT_PROTO(q2_K, q8_K, __ref);
+BQ_DOT_PROTO(q3_K, q8_K, __ref);
+BQ_DOT_PROTO(q4_K, q8_K, __ref);
+BQ_DOT_PROTO(q5_K, q8_K, __ref);
+BQ_DOT_PROTO(q6_K, q8_K, __ref);
+
+#endif

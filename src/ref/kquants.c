@@ -1,0 +1,219 @@
+/* The K-quant quantizer helpers: ports of ggml's make_qkx2_quants, make_qx_quants (rmse_type 1)
+ * and make_q3_quants (do_rmse) in ggml's float operation order: every product and sum is one fp32
+ * operation, evaluated left to right as ggml's C writes it (w*l*l is (w*l)*l), and ints meet floats
+ * only through exact conversions. Their results decide codes, so a different order changes bytes.
+ */
+#include "../kquants.h"
+
+static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+float bq_make_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L,
+                          float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
+                          int use_mad) {
+  float min = x[0], max = x[0];
+  float sum_w = w[0];
+  float sum_x = sum_w * x[0];
+  for (int i = 1; i < n; i++) {
+    if (x[i] < min) min = x[i];
+    if (x[i] > max) max = x[i];
+    sum_w += w[i];
+    sum_x += w[i] * x[i];
+  }
+  if (min > 0) min = 0;
+  if (max == min) {
+    for (int i = 0; i < n; i++) L[i] = 0;
+    *the_min = -min;
+    return 0.0f;
+  }
+  float iscale = (float)nmax / (max - min);
+  float scale = 1 / iscale;
+  float best_error = 0;
+  for (int i = 0; i < n; i++) {
+    L[i] = (uint8_t)clampi(bq_nearest_int(iscale * (x[i] - min)), 0, nmax);
+    const float diff = scale * (float)L[i] + min - x[i];
+    best_error += w[i] * (use_mad ? fabsf(diff) : diff * diff);
+  }
+  if (nstep < 1) {
+    *the_min = -min;
+    return scale;
+  }
+  for (int is = 0; is <= nstep; is++) {
+    /* min may have moved in an earlier trial: later trials use the new one (as ggml does). */
+    iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    for (int i = 0; i < n; i++) {
+      const int l = clampi(bq_nearest_int(iscale * (x[i] - min)), 0, nmax);
+      Laux[i] = (uint8_t)l;
+      const float fl = (float)l;
+      sum_l += w[i] * fl;
+      sum_l2 += w[i] * fl * fl;
+      sum_xl += w[i] * fl * x[i];
+    }
+    const float D = sum_w * sum_l2 - sum_l * sum_l;
+    if (D > 0) {
+      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+      if (this_min > 0) {
+        this_min = 0;
+        this_scale = sum_xl / sum_l2;
+      }
+      float cur_error = 0;
+      for (int i = 0; i < n; i++) {
+        const float diff = this_scale * (float)Laux[i] + this_min - x[i];
+        cur_error += w[i] * (use_mad ? fabsf(diff) : diff * diff);
+      }
+      if (cur_error < best_error) {
+        for (int i = 0; i < n; i++) L[i] = Laux[i];
+        best_error = cur_error;
+        scale = this_scale;
+        min = this_min;
+      }
+    }
+  }
+  *the_min = -min;
+  return scale;
+}
+
+/* The signed value of the first element of largest |x| (0 if none is above 0 or all are NaN). */
+static float signed_absmax(int n, const float *x, float *amax_out) {
+  float amax = 0, max = 0;
+  for (int i = 0; i < n; i++) {
+    const float ax = fabsf(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  *amax_out = amax;
+  return max;
+}
+
+#define GROUP_MAX_EPS 1e-15f
+
+float bq_make_qx_quants(int n, int nmax, const float *x, int8_t *L) {
+  float amax;
+  const float max = signed_absmax(n, x, &amax);
+  if (amax < GROUP_MAX_EPS) {
+    for (int i = 0; i < n; i++) L[i] = 0;
+    return 0.0f;
+  }
+  float iscale = (float)-nmax / max;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; i++) {
+    const int l = clampi(bq_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+    L[i] = (int8_t)(l + nmax);
+    const float wt = x[i] * x[i], fl = (float)l;
+    sumlx += wt * x[i] * fl;
+    suml2 += wt * fl * fl;
+  }
+  float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
+  float best = scale * sumlx;
+  for (int is = -9; is <= 9; is++) {
+    if (is == 0) continue;
+    iscale = -((float)nmax + 0.1f * (float)is) / max;
+    sumlx = suml2 = 0;
+    for (int i = 0; i < n; i++) {
+      const int l = clampi(bq_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+      const float wt = x[i] * x[i], fl = (float)l;
+      sumlx += wt * x[i] * fl;
+      suml2 += wt * fl * fl;
+    }
+    if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+      for (int i = 0; i < n; i++)
+        L[i] = (int8_t)(nmax + clampi(bq_nearest_int(iscale * x[i]), -nmax, nmax - 1));
+      scale = sumlx / suml2;
+      best = scale * sumlx;
+    }
+  }
+  return scale;
+}
+
+float bq_make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
+  float amax;
+  const float max = signed_absmax(n, x, &amax);
+  if (amax < GROUP_MAX_EPS) {
+    for (int i = 0; i < n; i++) L[i] = 0;
+    return 0.0f;
+  }
+  const float iscale = (float)-nmax / max;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; i++) {
+    const int l = clampi(bq_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+    L[i] = (int8_t)l;
+    const float wt = x[i] * x[i], fl = (float)l;
+    sumlx += wt * x[i] * fl;
+    suml2 += wt * fl * fl;
+  }
+  for (int itry = 0; itry < 5; itry++) {
+    int n_changed = 0;
+    for (int i = 0; i < n; i++) {
+      const float wt = x[i] * x[i], fl = (float)L[i];
+      float slx = sumlx - wt * x[i] * fl;
+      if (slx > 0) {
+        float sl2 = suml2 - wt * fl * fl;
+        const int new_l = clampi(bq_nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+        if (new_l != L[i]) {
+          const float fn = (float)new_l;
+          slx += wt * x[i] * fn;
+          sl2 += wt * fn * fn;
+          if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+            L[i] = (int8_t)new_l;
+            sumlx = slx;
+            suml2 = sl2;
+            n_changed++;
+          }
+        }
+      }
+    }
+    if (!n_changed) break;
+  }
+  for (int i = 0; i < n; i++) L[i] = (int8_t)(L[i] + nmax);
+  return suml2 > 0 ? sumlx / suml2 : 0.0f;
+}
+
+void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, uint8_t *scales,
+                  uint16_t *d_out, uint16_t *dmin_out) {
+  uint8_t Laux[32];
+  float w[32], mins[8], sc[8];
+  float max_scale = 0, max_min = 0; /* scales are >= 0 once the min is taken out */
+  for (int j = 0; j < 8; j++) {
+    const float *xj = x + 32 * j;
+    float sum_x2 = 0;
+    for (int l = 0; l < 32; l++) sum_x2 += xj[l] * xj[l];
+    const float av_x = sqrtf(sum_x2 / 32);
+    for (int l = 0; l < 32; l++) w[l] = av_x + fabsf(xj[l]);
+    sc[j] = bq_make_qkx2_quants(32, nmax, xj, w, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, 0);
+    if (sc[j] > max_scale) max_scale = sc[j];
+    if (mins[j] > max_min) max_min = mins[j];
+  }
+  const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+  const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+  for (int j = 0; j < 8; j++) {
+    /* ggml keeps nearest_int in a uint8_t (mod 256) before taking min(63, .). */
+    uint8_t ls = (uint8_t)bq_nearest_int(inv_scale * sc[j]);
+    uint8_t lm = (uint8_t)bq_nearest_int(inv_min * mins[j]);
+    if (ls > 63) ls = 63;
+    if (lm > 63) lm = 63;
+    if (j < 4) {
+      scales[j] = ls;
+      scales[j + 4] = lm;
+    } else {
+      scales[j + 4] = (uint8_t)((ls & 0xF) | (lm & 0xF) << 4);
+      scales[j - 4] |= (uint8_t)((ls >> 4) << 6);
+      scales[j] |= (uint8_t)((lm >> 4) << 6);
+    }
+  }
+  *d_out = bq_fp32_to_fp16(max_scale / 63.f);
+  *dmin_out = bq_fp32_to_fp16(max_min / 63.f);
+  /* Re-quantize against the stored scales; a sub-block whose scale is 0 keeps its fit's codes. */
+  const float d = bq_h2f(*d_out), dmin = bq_h2f(*dmin_out);
+  for (int j = 0; j < 8; j++) {
+    uint8_t s, m;
+    bq_scale_min_k4(j, scales, &s, &m);
+    const float dl = d * (float)s;
+    if (dl == 0) continue;
+    const float dm = dmin * (float)m;
+    for (int i = 0; i < 32; i++)
+      L[32 * j + i] = (uint8_t)clampi(bq_nearest_int((x[32 * j + i] + dm) / dl), 0, nmax);
+  }
+}

@@ -1,0 +1,110 @@
+/* Q6_K reference: quantize_row_q6_K_ref, dequantize_row_q6_K, ggml_vec_dot_q6_K_q8_K_generic.
+ *
+ * NaN/Inf inputs, as ggml on x86-64: the amax scans skip NaN (comparisons with it are false), a
+ * sub-block whose fit turns NaN loses the max_scale pick, and every code goes through
+ * bq_nearest_int and ggml's clamps (the int8 scales only from above, then mod 256), so the bytes
+ * are those x86-64 gives. */
+#include "../kquants.h"
+
+static void quantize_block(const float *x, block_q6_K *b) {
+  int8_t L[QK_K];
+  float scales[16];
+  float max_scale = 0, max_abs_scale = 0;
+  for (int j = 0; j < 16; j++) {
+    scales[j] = bq_make_qx_quants(16, 32, x + 16 * j, L + 16 * j);
+    const float a = fabsf(scales[j]);
+    if (a > max_abs_scale) {
+      max_abs_scale = a;
+      max_scale = scales[j];
+    }
+  }
+  if (max_abs_scale < 1e-15f) { /* ggml's GROUP_MAX_EPS: the whole block is zeros */
+    memset(b, 0, sizeof *b);
+    return;
+  }
+  const float iscale = -128.f / max_scale;
+  b->d = bq_fp32_to_fp16(1 / iscale);
+  for (int j = 0; j < 16; j++) {
+    const int l = bq_nearest_int(iscale * scales[j]);
+    b->scales[j] = (int8_t)(uint8_t)(l < 127 ? l : 127);
+  }
+  /* Re-quantize against the stored scales; a sub-block whose scale is 0 keeps its fit's codes. */
+  const float d = bq_h2f(b->d);
+  for (int j = 0; j < 16; j++) {
+    const float dl = d * (float)b->scales[j];
+    if (dl == 0) continue;
+    for (int i = 0; i < 16; i++) {
+      const int l = bq_nearest_int(x[16 * j + i] / dl);
+      L[16 * j + i] = (int8_t)((l < -32 ? -32 : l > 31 ? 31 : l) + 32);
+    }
+  }
+  for (int h = 0; h < 2; h++)
+    for (int l = 0; l < 32; l++) {
+      const int8_t *p = L + 128 * h + l;
+      b->ql[64 * h + l] = (uint8_t)((p[0] & 0xF) | (p[64] & 0xF) << 4);
+      b->ql[64 * h + 32 + l] = (uint8_t)((p[32] & 0xF) | (p[96] & 0xF) << 4);
+      b->qh[32 * h + l] =
+          (uint8_t)(p[0] >> 4 | (p[32] >> 4) << 2 | (p[64] >> 4) << 4 | (p[96] >> 4) << 6);
+    }
+}
+
+BQ_QUANTIZE_PROTO(q6_K, __ref) {
+  if (n % QK_K) return BQ_EINVAL;
+  for (size_t i = 0; i < n / QK_K; i++) {
+    block_q6_K b;
+    quantize_block(x + i * QK_K, &b);
+    memcpy((uint8_t *)y + i * sizeof b, &b, sizeof b);
+  }
+  return BQ_OK;
+}
+
+/* The signed code of element e, -32..31: 4 low bits from ql, 2 high bits from qh, minus 32. */
+static inline int code(const block_q6_K *b, int e) {
+  const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+  const int lo = b->ql[64 * h + 32 * (k & 1) + l] >> (k < 2 ? 0 : 4) & 0xF;
+  const int hi = b->qh[32 * h + l] >> (2 * k) & 3;
+  return (lo | hi << 4) - 32;
+}
+
+/* Decodes one block exactly as dequantize_row_q6_K: (d * scale) * q. */
+static void dequantize_block(const uint8_t *p, float *y) {
+  block_q6_K b;
+  memcpy(&b, p, sizeof b);
+  const float d = bq_h2f(b.d);
+  for (int e = 0; e < QK_K; e++) y[e] = d * (float)b.scales[e / 16] * (float)code(&b, e);
+}
+
+BQ_DEQUANTIZE_PROTO(q6_K, __ref) {
+  if (n % QK_K) return BQ_EINVAL;
+  for (size_t i = 0; i < n / QK_K; i++)
+    dequantize_block((const uint8_t *)x + i * sizeof(block_q6_K), y + i * QK_K);
+  return BQ_OK;
+}
+
+/* As Q3_K's dot: acc[0] = ggml's sumf (0 until its final reduction), acc[1..8] = its eight sums. */
+BQ_DOT_PROTO(q6_K, q8_K, __ref) {
+  if (n % QK_K) return BQ_EINVAL;
+  for (size_t i = 0; i < n / QK_K; i++) {
+    block_q6_K a;
+    block_q8_K b;
+    memcpy(&a, (const uint8_t *)x + i * sizeof a, sizeof a);
+    memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
+    int32_t lane[8] = {0};
+    for (int e = 0; e < QK_K; e++) lane[e % 8] += a.scales[e / 16] * (b.qs[e] * code(&a, e));
+    const float dd = bq_h2f(a.d) * b.d;
+    for (int l = 0; l < 8; l++) acc[1 + l] += dd * (float)lane[l];
+  }
+  return BQ_OK;
+}
+
+BQ_DOT_PROTO(q6_K, f32, __ref) {
+  if (n % QK_K) return BQ_EINVAL;
+  const float *v = y;
+  float sumf = acc[0], t[QK_K];
+  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
+    dequantize_block((const uint8_t *)x + i * sizeof(block_q6_K), t);
+    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
+  }
+  acc[0] = sumf;
+  return BQ_OK;
+}

@@ -1,0 +1,207 @@
+/* Helpers shared by the SIMD128 Q2_K, Q3_K and Q6_K kernels (q2_K.c, q3_K.c, q6_K.c).
+ *
+ * All three formats place element e = 128h + 32g + l (h 0..1, g 0..3, l 0..31) of a super-block
+ * at bit field g of byte l of its half's code bytes, and have a scale per sub-block of 16
+ * elements. So the kernels work on 16 code bytes at a time: the 16 elements 128h + 32g + 16c +
+ * (0..15), which are sub-block j = 8h + 2g + c and 16 consecutive outputs.
+ *
+ * Dots with Q8_K: the codes (0..63, unsigned bytes) are split into u16 lanes by a mask (even
+ * elements) and a shift (odd elements) and multiplied with the activations widened once to int16
+ * in that order ("pair order": per sub-block, its 8 even then its 8 odd elements), with
+ * i32x4.dot_i16x8_s. The 16 sub-block sums are gathered by a transpose-add into 4 vectors, one
+ * lane per sub-block, multiplied by the scales as i32 lanes and summed: the super-block's exact
+ * integer sum. A format's offset (Q6_K's -32, Q3_K's -4) is taken out once with the activation
+ * sums of each sub-block, computed from the codes by the preparation (never from Q8_K's bsums,
+ * which the reference does not read for these two formats and which may be anything).
+ *
+ * Dot state: each super-block's float term is added to acc[0], in order, so a dot fed in pieces
+ * cut at super-block boundaries equals the uncut one, and a matvec row (the same terms from a
+ * zero state, summed with bq_acc_sum__simd128) equals the dot. */
+#ifndef BQ_KQ236_H
+#define BQ_KQ236_H
+
+#include <wasm_simd128.h>
+
+#include "../kquants.h"
+
+BQ_DEQUANTIZE_PROTO(q2_K, __simd128);
+BQ_DEQUANTIZE_PROTO(q3_K, __simd128);
+BQ_DEQUANTIZE_PROTO(q6_K, __simd128);
+BQ_DOT_PROTO(q2_K, q8_K, __simd128);
+BQ_DOT_PROTO(q3_K, q8_K, __simd128);
+BQ_DOT_PROTO(q6_K, q8_K, __simd128);
+BQ_DOT_PROTO(q2_K, f32, __simd128);
+BQ_DOT_PROTO(q3_K, f32, __simd128);
+BQ_DOT_PROTO(q6_K, f32, __simd128);
+BQ_MATVEC_PROTO(q2_K, q8_K, __simd128);
+BQ_MATVEC_PROTO(q3_K, q8_K, __simd128);
+BQ_MATVEC_PROTO(q6_K, q8_K, __simd128);
+float bq_acc_sum__simd128(const float *acc);
+
+/* Vector constants, loaded from memory once per call (src/simd128/consts.c says why). */
+typedef struct {
+  uint32_t nib[4], m30[4], m03[4], m04[4], lo8[4], w03[4], magic16[4], magic[4], magic4[4],
+      magic32[4], q3mul[4], one16[4], b32[4], lo64[4], hi64[4];
+} kq_const_table;
+extern kq_const_table bq_kq236_consts; /* q6_K.c; not const, so the loads are not folded */
+
+typedef struct {
+  v128_t nib, m30, m03, m04, lo8, w03, magic16, magic, magic4, magic32, q3mul, one16, b32, lo64,
+      hi64;
+} kq_k;
+
+#define KQ_LD(f) wasm_v128_load(bq_kq236_consts.f)
+static inline kq_k kq_consts(void) {
+  const kq_k k = {KQ_LD(nib),   KQ_LD(m30),     KQ_LD(m03),   KQ_LD(m04),    KQ_LD(lo8),
+                  KQ_LD(w03),   KQ_LD(magic16), KQ_LD(magic), KQ_LD(magic4), KQ_LD(magic32),
+                  KQ_LD(q3mul), KQ_LD(one16),   KQ_LD(b32),   KQ_LD(lo64),   KQ_LD(hi64)};
+  return k;
+}
+
+/* Activations of one super-block in pair order, and the sum of each sub-block's 16 codes. */
+typedef struct {
+  int16_t q[QK_K];
+  int32_t sum[QK_K / 16];
+} kq_act;
+
+/* Widens the 256 codes of the Q8_K block at p into a (pair order: even bytes sign-extended within
+ * u16 lanes by a shift pair, odd ones by one arithmetic shift) and sums each sub-block. */
+static inline void kq_prepare(const kq_k *k, const uint8_t *p, kq_act *a) {
+  const uint8_t *q = p + offsetof(block_q8_K, qs);
+  v128_t s[16];
+  for (int j = 0; j < 16; j++) {
+    const v128_t v = wasm_v128_load(q + 16 * j);
+    const v128_t e = wasm_i16x8_shr(wasm_i16x8_shl(v, 8), 8), o = wasm_i16x8_shr(v, 8);
+    wasm_v128_store(a->q + 16 * j, e);
+    wasm_v128_store(a->q + 16 * j + 8, o);
+    s[j] = wasm_i32x4_dot_i16x8(wasm_i16x8_add(e, o), k->one16); /* |e + o| <= 256 */
+  }
+  for (int i = 0; i < 4; i++) {
+    const v128_t *t = s + 4 * i;
+    const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(t[0], t[1], 0, 4, 1, 5),
+                                     wasm_i32x4_shuffle(t[0], t[1], 2, 6, 3, 7));
+    const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(t[2], t[3], 0, 4, 1, 5),
+                                     wasm_i32x4_shuffle(t[2], t[3], 2, 6, 3, 7));
+    wasm_v128_store(a->sum + 4 * i, wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
+                                                   wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7)));
+  }
+}
+
+/* [sum of a's lanes, of b's, of c's, of d's]: a transpose folded into adds (32-bit interleaves,
+ * one instruction each in V8). */
+static inline v128_t kq_hsum4(v128_t a, v128_t b, v128_t c, v128_t d) {
+  const v128_t ab =
+      wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+  const v128_t cd =
+      wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+  return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
+                        wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
+}
+
+/* Sum of the four lanes (exact, wrapping as the reference's int32 sums do not need to). */
+static inline int32_t kq_hsum(v128_t v) {
+  v = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  v = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+  return wasm_i32x4_extract_lane(v, 0);
+}
+
+/* Partial sums (i32x4) of the 16 codes c (bytes 0..63) times the activations a (pair order). */
+static inline v128_t kq_dot16(const kq_k *k, v128_t c, const int16_t *a) {
+  return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(c, k->lo8), wasm_v128_load(a)),
+                        wasm_i32x4_dot_i16x8(wasm_u16x8_shr(c, 8), wasm_v128_load(a + 8)));
+}
+
+/* sum over sub-blocks j of sc[j] * (lane sum of p[j] - (off[j] << sh)), as i32x4 lanes; sc[i] and
+ * off[4i..4i+3] belong to sub-blocks 4i..4i+3. */
+static inline v128_t kq_scaled_off(const v128_t p[16], const v128_t sc[4], const int32_t *off,
+                                   int sh) {
+  v128_t s = wasm_i32x4_splat(0);
+  for (int i = 0; i < 4; i++) {
+    const v128_t t = wasm_i32x4_sub(kq_hsum4(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]),
+                                    wasm_i32x4_shl(wasm_v128_load(off + 4 * i), sh));
+    s = wasm_i32x4_add(s, wasm_i32x4_mul(t, sc[i]));
+  }
+  return s;
+}
+
+/* The same without an offset. */
+static inline v128_t kq_scaled(const v128_t p[16], const v128_t sc[4]) {
+  v128_t s = wasm_i32x4_mul(kq_hsum4(p[0], p[1], p[2], p[3]), sc[0]);
+  for (int i = 1; i < 4; i++)
+    s = wasm_i32x4_add(
+        s, wasm_i32x4_mul(kq_hsum4(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]), sc[i]));
+  return s;
+}
+
+/* The 16 signed bytes s as four i32x4 vectors (bytes 0-3, 4-7, ...). Integer extends only. */
+static inline void kq_i8_to_i32(v128_t s, v128_t o[4]) {
+  const v128_t lo = wasm_i16x8_extend_low_i8x16(s), hi = wasm_i16x8_extend_high_i8x16(s);
+  o[0] = wasm_i32x4_extend_low_i16x8(lo);
+  o[1] = wasm_i32x4_extend_high_i16x8(lo);
+  o[2] = wasm_i32x4_extend_low_i16x8(hi);
+  o[3] = wasm_i32x4_extend_high_i16x8(hi);
+}
+
+/* The 16 byte codes of v as floats 2^23 + c (elements 0-3, 4-7, 8-11, 12-15): interleaving with
+ * zero, then with the u16 0x4B00, builds the bits 0x4B0000cc. No integer->float convert (clang 14
+ * scalarises zero-extend + convert); subtracting 2^23 + offset afterwards is exact. */
+static inline void kq_magic(const kq_k *k, v128_t v, v128_t w[4]) {
+  const v128_t z = wasm_i32x4_splat(0);
+  const v128_t l = wasm_i8x16_shuffle(v, z, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const v128_t h =
+      wasm_i8x16_shuffle(v, z, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  w[0] = wasm_i16x8_shuffle(l, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
+  w[1] = wasm_i16x8_shuffle(l, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
+  w[2] = wasm_i16x8_shuffle(h, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
+  w[3] = wasm_i16x8_shuffle(h, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/* Lane i of v in every lane (i is a constant once the callers' loops are unrolled). */
+static inline v128_t kq_lane(v128_t v, int i) {
+  switch (i & 3) {
+    case 0:
+      return wasm_i32x4_shuffle(v, v, 0, 0, 0, 0);
+    case 1:
+      return wasm_i32x4_shuffle(v, v, 1, 1, 1, 1);
+    case 2:
+      return wasm_i32x4_shuffle(v, v, 2, 2, 2, 2);
+    default:
+      return wasm_i32x4_shuffle(v, v, 3, 3, 3, 3);
+  }
+}
+
+/* The sum of four product vectors, in a fixed tree. */
+static inline v128_t kq_sum4(v128_t a, v128_t b, v128_t c, v128_t d) {
+  return wasm_f32x4_add(wasm_f32x4_add(a, b), wasm_f32x4_add(c, d));
+}
+
+/* y[r] for a matvec row whose terms went, in order, into s (from 0): the row's dot state summed as
+ * the dot's would be. */
+static inline float kq_row_sum(float s) {
+  float acc[BQ_ACC_LANES] = {0};
+  acc[0] = s;
+  return bq_acc_sum__simd128(acc);
+}
+
+/* Beyond this |d * yd| a reference lane term dd * lane[l] (|lane| < 2^25) may overflow, so a Q3_K
+ * or Q6_K super-block's term is formed as ggml forms it (kq_lanes_term) and Inf/NaN come out as
+ * there; below it the eight terms and their sum are finite and dd * isum is within rounding. */
+#define KQ_DD_BIG 0x1p97f
+
+/* ggml's float term of one super-block: element e's integer product w[e] * q8[e] summed into lane
+ * e % 8, then dd * lane[0] + ... + dd * lane[7], in order. */
+static inline float kq_lanes_term(const int32_t w[QK_K], const uint8_t *yb, float dd) {
+  const int8_t *q = (const int8_t *)(yb + offsetof(block_q8_K, qs));
+  int32_t lane[8] = {0};
+  for (int e = 0; e < QK_K; e++) lane[e % 8] += w[e] * q[e];
+  float t = dd * (float)lane[0];
+  for (int l = 1; l < 8; l++) t += dd * (float)lane[l];
+  return t;
+}
+
+/* Activations of a matvec call, prepared once (kq_prepare per super-block). Static: the module is
+ * single-threaded and no kernel allocates. Longer rows prepare per super-block, as the dots do. */
+#define KQ_PREP_MAX 64 /* super-blocks: 16384 columns, 34 KB */
+extern kq_act bq_kq236_prep[KQ_PREP_MAX];
+
+#endif

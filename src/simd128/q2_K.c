@@ -1,0 +1,160 @@
+/* Q2_K SIMD128 kernels; same results as ref/q2_K.c (dequantize bit for bit; dot: the reference's
+ * per-super-block term dall * isum - dmin * summs from the same exact integer sums). */
+#include "kq236.h"
+
+enum {
+  XS = sizeof(block_q2_K),
+  YS = sizeof(block_q8_K),
+  XSC = offsetof(block_q2_K, scales),
+  XQS = offsetof(block_q2_K, qs),
+  XD = offsetof(block_q2_K, d),
+  XDM = offsetof(block_q2_K, dmin),
+  YBS = offsetof(block_q8_K, bsums)
+};
+
+/* d * scale and dmin * min of the 16 sub-blocks, as the reference rounds them. */
+static inline void sub_scales(const kq_k *k, const uint8_t *b, v128_t dl[4], v128_t ml[4]) {
+  const v128_t s = wasm_v128_load(b + XSC);
+  const v128_t d = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XD)));
+  const v128_t dm = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XDM)));
+  v128_t sc[4], mn[4];
+  kq_i8_to_i32(wasm_v128_and(s, k->nib), sc);
+  kq_i8_to_i32(wasm_v128_and(wasm_u16x8_shr(s, 4), k->nib), mn);
+  for (int i = 0; i < 4; i++) {
+    dl[i] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(sc[i]));
+    ml[i] = wasm_f32x4_mul(dm, wasm_f32x4_convert_i32x4(mn[i]));
+  }
+}
+
+/* The 16 values of sub-block j from its 2-bit codes q (bytes): dl * q - ml, as the reference. */
+static inline void values(const kq_k *k, v128_t q, v128_t dl, v128_t ml, v128_t w[4]) {
+  kq_magic(k, q, w);
+  for (int i = 0; i < 4; i++)
+    w[i] = wasm_f32x4_sub(wasm_f32x4_mul(dl, wasm_f32x4_sub(w[i], k->magic)), ml);
+}
+
+/* The codes of group g (bytes 0..3) of the 16 code bytes v. */
+static inline v128_t group(const kq_k *k, v128_t v, int g) {
+  return wasm_v128_and(g ? wasm_u16x8_shr(v, 2 * g) : v, k->m03);
+}
+
+BQ_DEQUANTIZE_PROTO(q2_K, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x;
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
+    v128_t dl[4], ml[4];
+    sub_scales(&k, b, dl, ml);
+#pragma clang loop unroll(full)
+    for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
+      for (int c = 0; c < 2; c++) {
+        const v128_t v = wasm_v128_load(b + XQS + 32 * h + 16 * c);
+        for (int g = 0; g < 4; g++) {
+          const int j = 8 * h + 2 * g + c;
+          v128_t w[4];
+          values(&k, group(&k, v, g), kq_lane(dl[j >> 2], j), kq_lane(ml[j >> 2], j), w);
+          for (int t = 0; t < 4; t++) wasm_v128_store(y + 16 * j + 4 * t, w[t]);
+        }
+      }
+  }
+  return BQ_OK;
+}
+
+BQ_DOT_PROTO(q2_K, f32, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x;
+  const float *v = y;
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, v += QK_K) {
+    v128_t dl[4], ml[4],
+        s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0)};
+    sub_scales(&k, b, dl, ml);
+#pragma clang loop unroll(full)
+    for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
+      for (int c = 0; c < 2; c++) {
+        const v128_t q = wasm_v128_load(b + XQS + 32 * h + 16 * c);
+        for (int g = 0; g < 4; g++) {
+          const int j = 8 * h + 2 * g + c;
+          v128_t w[4];
+          values(&k, group(&k, q, g), kq_lane(dl[j >> 2], j), kq_lane(ml[j >> 2], j), w);
+          for (int t = 0; t < 4; t++)
+            s[t] = wasm_f32x4_add(s[t], wasm_f32x4_mul(w[t], wasm_v128_load(v + 16 * j + 4 * t)));
+        }
+      }
+    sum = wasm_f32x4_add(sum, kq_sum4(s[0], s[1], s[2], s[3]));
+  }
+  wasm_v128_store(acc, sum);
+  return BQ_OK;
+}
+
+/* The reference's term of the block at b against the Q8_K block at yb (its codes prepared in a):
+ * isum = sum scale * q * q8 exactly (codes taken out of u16 lanes, even elements by a mask, odd
+ * ones by a shift), summs = sum min * bsum from the Q8_K block's bsums, as ggml reads them. */
+static inline float term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
+  v128_t p[16];
+#pragma clang loop unroll(disable)
+  for (int hc = 0; hc < 4; hc++) {
+    const int h = hc >> 1, c = hc & 1;
+    const v128_t v = wasm_v128_load(b + XQS + 32 * h + 16 * c);
+    const int16_t *ah = a->q + 128 * h + 16 * c;
+    for (int g = 0; g < 4; g++) {
+      const v128_t e = wasm_v128_and(g ? wasm_u16x8_shr(v, 2 * g) : v, k->w03);
+      const v128_t o =
+          g == 3 ? wasm_u16x8_shr(v, 14) : wasm_v128_and(wasm_u16x8_shr(v, 2 * g + 8), k->w03);
+      p[8 * h + 2 * g + c] =
+          wasm_i32x4_add(wasm_i32x4_dot_i16x8(e, wasm_v128_load(ah + 32 * g)),
+                         wasm_i32x4_dot_i16x8(o, wasm_v128_load(ah + 32 * g + 8)));
+    }
+  }
+  const v128_t s = wasm_v128_load(b + XSC);
+  v128_t sc[4];
+  kq_i8_to_i32(wasm_v128_and(s, k->nib), sc);
+  const int32_t is = kq_hsum(kq_scaled(p, sc));
+  const v128_t mn = wasm_v128_and(wasm_u16x8_shr(s, 4), k->nib);
+  const int32_t summs = kq_hsum(wasm_i32x4_add(
+      wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(mn), wasm_v128_load(yb + YBS)),
+      wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(mn), wasm_v128_load(yb + YBS + 16))));
+  float yd;
+  memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
+  const float dall = yd * bq_h2f(bq_rd16(b + XD)), dmin = yd * bq_h2f(bq_rd16(b + XDM));
+  return dall * (float)is - dmin * (float)summs;
+}
+
+BQ_DOT_PROTO(q2_K, q8_K, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x, *yb = y;
+  float s = acc[0];
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, yb += YS) {
+    kq_act a;
+    kq_prepare(&k, yb, &a);
+    s += term(&k, b, yb, &a);
+  }
+  acc[0] = s;
+  return BQ_OK;
+}
+
+BQ_MATVEC_PROTO(q2_K, q8_K, __simd128) {
+  if (cols % QK_K) return BQ_EINVAL;
+  const size_t nb = cols / QK_K;
+  const uint8_t *wb = w, *xb = x;
+  if (nb > KQ_PREP_MAX) {
+    for (size_t r = 0; r < rows; r++) {
+      float acc[BQ_ACC_LANES] = {0};
+      bq_q2_K_dot_q8_K__simd128(wb + r * nb * XS, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const kq_k k = kq_consts();
+  for (size_t i = 0; i < nb; i++) kq_prepare(&k, xb + i * YS, &bq_kq236_prep[i]);
+  for (size_t r = 0; r < rows; r++, wb += nb * XS) {
+    float s = 0;
+    for (size_t i = 0; i < nb; i++) s += term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]);
+    y[r] = kq_row_sum(s);
+  }
+  return BQ_OK;
+}

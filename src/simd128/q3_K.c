@@ -1,0 +1,183 @@
+/* Q3_K SIMD128 kernels; same results as ref/q3_K.c (dequantize bit for bit; dot: exact integer
+ * super-block sums, one float term per super-block). */
+#include "kq236.h"
+
+enum {
+  XS = sizeof(block_q3_K),
+  YS = sizeof(block_q8_K),
+  XHM = offsetof(block_q3_K, hmask),
+  XQS = offsetof(block_q3_K, qs),
+  XSC = offsetof(block_q3_K, scales),
+  XD = offsetof(block_q3_K, d)
+};
+static_assert(XSC + 12 == XD && XD + 2 == XS, "scales end 2 bytes before the block does");
+
+/* The 16 scales minus 32, as signed bytes. The 12 scale bytes s are read with the 2 bytes before
+ * them (a 16-byte load ending at the block's end). Low 4 bits: s[j] & 15 for j < 8, s[j - 8] >> 4
+ * after; high 2 bits: bits 2(j/4).. of s[8 + j%4], brought to bits 4-5 by one i32 multiply (lane k,
+ * bytes s[8..11], times 2^(6 - 2k), shifted right by 2). */
+static inline v128_t scales(const kq_k *k, const uint8_t *b) {
+  const v128_t v = wasm_v128_load(b + XSC - 2);
+  const v128_t a =
+      wasm_i8x16_swizzle(v, wasm_i8x16_const(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
+  const v128_t hb = wasm_i8x16_swizzle(
+      v, wasm_i8x16_const(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13));
+  const v128_t lo =
+      wasm_v128_or(wasm_v128_and(a, k->lo64), wasm_v128_and(wasm_u16x8_shr(a, 4), k->hi64));
+  const v128_t hi = wasm_v128_and(wasm_u32x4_shr(wasm_i32x4_mul(hb, k->q3mul), 2), k->m30);
+  return wasm_i8x16_sub(wasm_v128_or(lo, hi), k->b32);
+}
+
+/* The 3-bit codes (bytes 0..7, the value plus 4) of group g of half h, from the 16 code bytes v and
+ * the 16 hmask bytes m of the same chunk: bit 4h + g of m, moved to bit 2. */
+static inline v128_t codes(const kq_k *k, v128_t v, v128_t m, int h, int g) {
+  const int s = 4 * h + g - 2;
+  const v128_t hb = s < 0 ? wasm_i16x8_shl(m, -s) : s ? wasm_u16x8_shr(m, s) : m;
+  return wasm_v128_or(wasm_v128_and(g ? wasm_u16x8_shr(v, 2 * g) : v, k->m03),
+                      wasm_v128_and(hb, k->m04));
+}
+
+/* d * (scale - 32) of the 16 sub-blocks, as the reference rounds it. */
+static inline void sub_scales(const kq_k *k, const uint8_t *b, v128_t dl[4]) {
+  v128_t s[4];
+  kq_i8_to_i32(scales(k, b), s);
+  const v128_t d = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XD)));
+  for (int i = 0; i < 4; i++) dl[i] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(s[i]));
+}
+
+/* The 16 values dl * (q - 4) of a sub-block from its codes q, as the reference. */
+static inline void values(const kq_k *k, v128_t q, v128_t dl, v128_t w[4]) {
+  kq_magic(k, q, w);
+  for (int i = 0; i < 4; i++) w[i] = wasm_f32x4_mul(dl, wasm_f32x4_sub(w[i], k->magic4));
+}
+
+BQ_DEQUANTIZE_PROTO(q3_K, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x;
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
+    v128_t dl[4];
+    sub_scales(&k, b, dl);
+#pragma clang loop unroll(full)
+    for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
+      for (int c = 0; c < 2; c++) {
+        const v128_t v = wasm_v128_load(b + XQS + 32 * h + 16 * c);
+        const v128_t m = wasm_v128_load(b + XHM + 16 * c);
+        for (int g = 0; g < 4; g++) {
+          const int j = 8 * h + 2 * g + c;
+          v128_t w[4];
+          values(&k, codes(&k, v, m, h, g), kq_lane(dl[j >> 2], j), w);
+          for (int t = 0; t < 4; t++) wasm_v128_store(y + 16 * j + 4 * t, w[t]);
+        }
+      }
+  }
+  return BQ_OK;
+}
+
+BQ_DOT_PROTO(q3_K, f32, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x;
+  const float *v = y;
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, v += QK_K) {
+    v128_t dl[4],
+        s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0)};
+    sub_scales(&k, b, dl);
+#pragma clang loop unroll(full)
+    for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
+      for (int c = 0; c < 2; c++) {
+        const v128_t q = wasm_v128_load(b + XQS + 32 * h + 16 * c);
+        const v128_t m = wasm_v128_load(b + XHM + 16 * c);
+        for (int g = 0; g < 4; g++) {
+          const int j = 8 * h + 2 * g + c;
+          v128_t w[4];
+          values(&k, codes(&k, q, m, h, g), kq_lane(dl[j >> 2], j), w);
+          for (int t = 0; t < 4; t++)
+            s[t] = wasm_f32x4_add(s[t], wasm_f32x4_mul(w[t], wasm_v128_load(v + 16 * j + 4 * t)));
+        }
+      }
+    sum = wasm_f32x4_add(sum, kq_sum4(s[0], s[1], s[2], s[3]));
+  }
+  wasm_v128_store(acc, sum);
+  return BQ_OK;
+}
+
+/* The exact integer sum over the block at b of (scale - 32) * (q - 4) * activation. */
+static inline int32_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
+  v128_t p[16];
+#pragma clang loop unroll(disable)
+  for (int hc = 0; hc < 4; hc++) {
+    const int h = hc >> 1, c = hc & 1;
+    const v128_t v = wasm_v128_load(b + XQS + 32 * h + 16 * c);
+    const v128_t m = wasm_v128_load(b + XHM + 16 * c);
+    const int16_t *ah = a->q + 128 * h + 16 * c;
+    p[8 * h + c] = kq_dot16(k, codes(k, v, m, h, 0), ah);
+    p[8 * h + 2 + c] = kq_dot16(k, codes(k, v, m, h, 1), ah + 32);
+    p[8 * h + 4 + c] = kq_dot16(k, codes(k, v, m, h, 2), ah + 64);
+    p[8 * h + 6 + c] = kq_dot16(k, codes(k, v, m, h, 3), ah + 96);
+  }
+  v128_t sc[4];
+  kq_i8_to_i32(scales(k, b), sc);
+  return kq_hsum(kq_scaled_off(p, sc, a->sum, 2)); /* sum sc_j (S_j - 4 A_j) */
+}
+
+/* The term of a super-block whose dd is huge, Inf or NaN, as ggml forms it (kq236.h). */
+__attribute__((noinline)) static float big_term(const uint8_t *b, const uint8_t *yb, float dd) {
+  block_q3_K a;
+  memcpy(&a, b, sizeof a);
+  int32_t w[QK_K];
+  for (int e = 0; e < QK_K; e++) {
+    const int q = (a.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+    const int code = q - (a.hmask[e % 32] >> (e / 32) & 1 ? 0 : 4);
+    w[e] = (bq_q3_K_scale(a.scales, e / 16) - 32) * code;
+  }
+  return kq_lanes_term(w, yb, dd);
+}
+
+/* The float term of one super-block: (d * yd) * isum, with d * yd formed as the reference does. */
+static inline float term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
+  float yd;
+  memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
+  const float dd = bq_h2f(bq_rd16(b + XD)) * yd;
+  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return big_term(b, yb, dd);
+  return dd * (float)isum(k, b, a);
+}
+
+BQ_DOT_PROTO(q3_K, q8_K, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x, *yb = y;
+  float s = acc[0];
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, yb += YS) {
+    kq_act a;
+    kq_prepare(&k, yb, &a);
+    s += term(&k, b, yb, &a);
+  }
+  acc[0] = s;
+  return BQ_OK;
+}
+
+BQ_MATVEC_PROTO(q3_K, q8_K, __simd128) {
+  if (cols % QK_K) return BQ_EINVAL;
+  const size_t nb = cols / QK_K;
+  const uint8_t *wb = w, *xb = x;
+  if (nb > KQ_PREP_MAX) {
+    for (size_t r = 0; r < rows; r++) {
+      float acc[BQ_ACC_LANES] = {0};
+      bq_q3_K_dot_q8_K__simd128(wb + r * nb * XS, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const kq_k k = kq_consts();
+  for (size_t i = 0; i < nb; i++) kq_prepare(&k, xb + i * YS, &bq_kq236_prep[i]);
+  for (size_t r = 0; r < rows; r++, wb += nb * XS) {
+    float s = 0;
+    for (size_t i = 0; i < nb; i++) s += term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]);
+    y[r] = kq_row_sum(s);
+  }
+  return BQ_OK;
+}

@@ -1,0 +1,198 @@
+/* Q6_K SIMD128 kernels; same results as ref/q6_K.c (dequantize bit for bit; dot: exact integer
+ * super-block sums, one float term per super-block). Also the constants and the matvec activation
+ * buffer shared with q2_K.c and q3_K.c (kq236.h). */
+#include "kq236.h"
+
+#define S4(v) \
+  { (v), (v), (v), (v) }
+#define B16(v) S4((v)*0x01010101u)
+
+kq_const_table bq_kq236_consts = {
+    .nib = B16(0x0F),
+    .m30 = B16(0x30),
+    .m03 = B16(0x03),
+    .m04 = B16(0x04),
+    .lo8 = S4(0x00FF00FF),     /* the low byte of each u16 lane */
+    .w03 = S4(0x00030003),     /* the low 2 bits of each u16 lane */
+    .magic16 = S4(0x4B004B00), /* u16 lanes holding the top half of 2^23 */
+    .magic = S4(0x4B000000),   /* 2^23 */
+    .magic4 = S4(0x4B000004),  /* 2^23 + 4 */
+    .magic32 = S4(0x4B000020), /* 2^23 + 32 */
+    .q3mul = {64, 16, 4, 1},   /* Q3_K: lane k shifted left by 6 - 2k (q3_K.c) */
+    .one16 = S4(0x00010001),
+    .b32 = B16(0x20),
+    .lo64 = {0x0F0F0F0F, 0x0F0F0F0F, 0, 0}, /* Q3_K: nibble mask of bytes 0-7 */
+    .hi64 = {0, 0, 0x0F0F0F0F, 0x0F0F0F0F}, /* and of bytes 8-15 */
+};
+
+kq_act bq_kq236_prep[KQ_PREP_MAX];
+
+enum {
+  XS = sizeof(block_q6_K),
+  YS = sizeof(block_q8_K),
+  XQL = offsetof(block_q6_K, ql),
+  XQH = offsetof(block_q6_K, qh),
+  XSC = offsetof(block_q6_K, scales),
+  XD = offsetof(block_q6_K, d)
+};
+
+/* The four 16-code vectors (bytes 0..63) of groups g = 0..3 at chunk c of half h: low nibbles from
+ * ql, high 2 bits from qh (16-bit shifts: the masks drop what crosses a byte). */
+static inline void codes(const kq_k *k, const uint8_t *b, int h, int c, v128_t q[4]) {
+  const v128_t l0 = wasm_v128_load(b + XQL + 64 * h + 16 * c);
+  const v128_t l1 = wasm_v128_load(b + XQL + 64 * h + 32 + 16 * c);
+  const v128_t hb = wasm_v128_load(b + XQH + 32 * h + 16 * c);
+  q[0] = wasm_v128_or(wasm_v128_and(l0, k->nib), wasm_v128_and(wasm_i16x8_shl(hb, 4), k->m30));
+  q[1] = wasm_v128_or(wasm_v128_and(l1, k->nib), wasm_v128_and(wasm_i16x8_shl(hb, 2), k->m30));
+  q[2] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l0, 4), k->nib), wasm_v128_and(hb, k->m30));
+  q[3] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l1, 4), k->nib),
+                      wasm_v128_and(wasm_u16x8_shr(hb, 2), k->m30));
+}
+
+/* d * scale of the 16 sub-blocks, as the reference rounds it, in four vectors. */
+static inline void sub_scales(const uint8_t *b, float d, v128_t dl[4]) {
+  v128_t s[4];
+  kq_i8_to_i32(wasm_v128_load(b + XSC), s);
+  for (int i = 0; i < 4; i++)
+    dl[i] = wasm_f32x4_mul(wasm_f32x4_splat(d), wasm_f32x4_convert_i32x4(s[i]));
+}
+
+/* The 16 values of sub-block j from its codes q: (d * scale) * (q - 32), as the reference. */
+static inline void values(const kq_k *k, v128_t q, v128_t dl, v128_t w[4]) {
+  kq_magic(k, q, w);
+  for (int i = 0; i < 4; i++) w[i] = wasm_f32x4_mul(dl, wasm_f32x4_sub(w[i], k->magic32));
+}
+
+BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x;
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
+    v128_t dl[4];
+    sub_scales(b, bq_h2f(bq_rd16(b + XD)), dl);
+#pragma clang loop unroll(full)
+    for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
+      for (int c = 0; c < 2; c++) {
+        v128_t q[4];
+        codes(&k, b, h, c, q);
+        for (int g = 0; g < 4; g++) {
+          const int j = 8 * h + 2 * g + c;
+          v128_t w[4];
+          values(&k, q[g], kq_lane(dl[j >> 2], j), w);
+          float *o = y + 16 * j;
+          for (int t = 0; t < 4; t++) wasm_v128_store(o + 4 * t, w[t]);
+        }
+      }
+  }
+  return BQ_OK;
+}
+
+BQ_DOT_PROTO(q6_K, f32, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x;
+  const float *v = y;
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, v += QK_K) {
+    v128_t dl[4],
+        s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0)};
+    sub_scales(b, bq_h2f(bq_rd16(b + XD)), dl);
+#pragma clang loop unroll(full)
+    for (int h = 0; h < 2; h++)
+#pragma clang loop unroll(full)
+      for (int c = 0; c < 2; c++) {
+        v128_t q[4];
+        codes(&k, b, h, c, q);
+        for (int g = 0; g < 4; g++) {
+          const int j = 8 * h + 2 * g + c;
+          v128_t w[4];
+          values(&k, q[g], kq_lane(dl[j >> 2], j), w);
+          for (int t = 0; t < 4; t++)
+            s[t] = wasm_f32x4_add(s[t], wasm_f32x4_mul(w[t], wasm_v128_load(v + 16 * j + 4 * t)));
+        }
+      }
+    sum = wasm_f32x4_add(sum, kq_sum4(s[0], s[1], s[2], s[3]));
+  }
+  wasm_v128_store(acc, sum);
+  return BQ_OK;
+}
+
+/* The exact integer sum over the block at b of scale * (q - 32) * activation. */
+static inline int32_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
+  v128_t p[16];
+#pragma clang loop unroll(disable)
+  for (int hc = 0; hc < 4; hc++) {
+    const int h = hc >> 1, c = hc & 1;
+    v128_t q[4];
+    codes(k, b, h, c, q);
+    const int16_t *ah = a->q + 128 * h + 16 * c;
+    p[8 * h + c] = kq_dot16(k, q[0], ah);
+    p[8 * h + 2 + c] = kq_dot16(k, q[1], ah + 32);
+    p[8 * h + 4 + c] = kq_dot16(k, q[2], ah + 64);
+    p[8 * h + 6 + c] = kq_dot16(k, q[3], ah + 96);
+  }
+  v128_t sc[4];
+  kq_i8_to_i32(wasm_v128_load(b + XSC), sc);
+  /* sum sc_j (S_j - 32 A_j), with A_j the sub-block's activation sum */
+  return kq_hsum(kq_scaled_off(p, sc, a->sum, 5));
+}
+
+/* The term of a super-block whose dd is huge, Inf or NaN, as ggml forms it (kq236.h). */
+__attribute__((noinline)) static float big_term(const uint8_t *b, const uint8_t *yb, float dd) {
+  block_q6_K a;
+  memcpy(&a, b, sizeof a);
+  int32_t w[QK_K];
+  for (int e = 0; e < QK_K; e++) {
+    const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+    const int lo = a.ql[64 * h + 32 * (g & 1) + l] >> (g < 2 ? 0 : 4) & 0xF;
+    const int hi = a.qh[32 * h + l] >> (2 * g) & 3;
+    w[e] = a.scales[e / 16] * ((lo | hi << 4) - 32);
+  }
+  return kq_lanes_term(w, yb, dd);
+}
+
+/* The float term of one super-block: (d * yd) * isum, with d * yd formed as the reference does. */
+static inline float term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
+  float yd;
+  memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
+  const float dd = bq_h2f(bq_rd16(b + XD)) * yd;
+  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return big_term(b, yb, dd);
+  return dd * (float)isum(k, b, a);
+}
+
+BQ_DOT_PROTO(q6_K, q8_K, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const kq_k k = kq_consts();
+  const uint8_t *b = x, *yb = y;
+  float s = acc[0];
+  for (size_t i = 0; i < n / QK_K; i++, b += XS, yb += YS) {
+    kq_act a;
+    kq_prepare(&k, yb, &a);
+    s += term(&k, b, yb, &a);
+  }
+  acc[0] = s;
+  return BQ_OK;
+}
+
+BQ_MATVEC_PROTO(q6_K, q8_K, __simd128) {
+  if (cols % QK_K) return BQ_EINVAL;
+  const size_t nb = cols / QK_K;
+  const uint8_t *wb = w, *xb = x;
+  if (nb > KQ_PREP_MAX) {
+    for (size_t r = 0; r < rows; r++) {
+      float acc[BQ_ACC_LANES] = {0};
+      bq_q6_K_dot_q8_K__simd128(wb + r * nb * XS, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const kq_k k = kq_consts();
+  for (size_t i = 0; i < nb; i++) kq_prepare(&k, xb + i * YS, &bq_kq236_prep[i]);
+  for (size_t r = 0; r < rows; r++, wb += nb * XS) {
+    float s = 0;
+    for (size_t i = 0; i < nb; i++) s += term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]);
+    y[r] = kq_row_sum(s);
+  }
+  return BQ_OK;
+}
