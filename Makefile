@@ -135,3 +135,12 @@ test-native-k: deps ## K-quant reference kernels against ggml's golden vectors, 
 	./build/native/test_golden_k tests/fixtures/golden-k
 
 .PHONY: test-native-k
+
+test-native-iqgrid: deps ## Lattice IQ reference kernels against ggml's golden vectors, under ASan+UBSan
+	@mkdir -p build/native
+	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden_iqgrid.c -lm \
+	  -o build/native/test_golden_iqgrid
+	./build/native/test_golden_iqgrid tests/fixtures/golden-iqgrid
+
+.PHONY: test-native-iqgrid
