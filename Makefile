@@ -144,3 +144,12 @@ test-native-iqgrid: deps ## Lattice IQ reference kernels against ggml's golden v
 	./build/native/test_golden_iqgrid tests/fixtures/golden-iqgrid
 
 .PHONY: test-native-iqgrid
+
+test-native-iq4: deps ## IQ4_NL/IQ4_XS/MXFP4/TQ1_0/TQ2_0 reference kernels against ggml's golden vectors, under ASan+UBSan
+	@mkdir -p build/native
+	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden_iq4.c -lm \
+	  -o build/native/test_golden_iq4
+	./build/native/test_golden_iq4 tests/fixtures/golden-iq4
+
+.PHONY: test-native-iq4
