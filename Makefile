@@ -74,7 +74,7 @@ pack: all types ## The npm package tarball (npm pack; its prepack step runs make
 ##@ Checking
 JS_TESTS := $(filter-out tests/package.test.js,$(wildcard tests/*.test.js))
 
-test: all native types test-native test-native-k test-js test-package typecheck ## Build everything and run every test
+test: all native types test-native test-native-golden test-js test-package typecheck ## Build everything and run every test
 	@echo "make test: all tests passed"
 
 test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive fp16/bf16 test
@@ -159,11 +159,17 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: all native types pack test test-native test-native-k test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
 
-test-native-k: deps ## K-quant reference kernels against ggml's golden vectors, under ASan+UBSan
+# The golden tests of the formats added after the simple blocks: one test program and one fixture
+# folder per set (tests/native/test_golden_<set>.c, tests/fixtures/golden-<set>/), under ASan+UBSan.
+GOLDEN_SETS := k iq4 iqgrid
+
+test-native-golden: $(GOLDEN_SETS:%=test-golden-%) ## K-quant, IQ4/MXFP4/TQ and IQ-grid reference kernels against ggml's golden vectors (ASan+UBSan)
+
+test-golden-%: deps
 	@mkdir -p build/native
 	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
-	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden_k.c -lm \
-	  -o build/native/test_golden_k
-	./build/native/test_golden_k tests/fixtures/golden-k
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden_$*.c -lm \
+	  -o build/native/test_golden_$*
+	./build/native/test_golden_$* tests/fixtures/golden-$*

@@ -1,0 +1,141 @@
+/* The lattice ("grid") IQ formats IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M: block
+ * layouts as ggml lays them out (ggml-common.h), the grid and sign tables (src/ref/iq_grids.c) and
+ * the reference kernel prototypes until kernels.inc lists them.
+ *
+ * A super-block holds QK_K = 256 elements in 8 sub-blocks of 32, each made of 4 groups of 8. A
+ * group is one grid point (8 magnitudes, or 2 points of 4 for the IQ3 types) times a sign byte (bit
+ * j set: element j negative) times the sub-block's (or half sub-block's) scale. Half values are raw
+ * IEEE binary16 bits; multi-byte fields are little-endian and read through memcpy or byte loads,
+ * since blocks arrive at any byte address. There are no quantizers here: ggml's need an
+ * importance-matrix search. The dots pair with Q8_K (kquants.h). */
+#ifndef BQ_IQUANTS_H
+#define BQ_IQUANTS_H
+
+#include "kquants.h"
+
+typedef struct {
+  uint16_t d;
+  uint8_t qs[64]; /* per sub-block ib, bytes 8ib..8ib+7: 4 grid indices, then a u32 whose bits
+                     7g..7g+6 are group g's sign index and bits 28..31 the 4-bit scale */
+} block_iq2_xxs;
+
+typedef struct {
+  uint16_t d;
+  uint16_t qs[32];   /* group 4ib+g: bits 0..8 grid index, bits 9..15 sign index */
+  uint8_t scales[8]; /* sub-block ib: low nibble groups 0-1, high nibble groups 2-3 */
+} block_iq2_xs;
+
+typedef struct {
+  uint16_t d;
+  uint8_t qs[32];    /* low 8 bits of group 4ib+g's 10-bit grid index */
+  uint8_t signs[32]; /* group 4ib+g's sign byte */
+  uint8_t qh[8];     /* bits 2g..2g+1 of qh[ib]: index bits 8..9 of group g */
+  uint8_t scales[8]; /* as IQ2_XS */
+} block_iq2_s;
+
+typedef struct {
+  uint16_t d;
+  uint8_t qs[64];  /* two grid indices per group: 8ib+2g (elements 0-3), 8ib+2g+1 (elements 4-7) */
+  uint8_t sas[32]; /* sub-block ib: a u32, bits 7g..7g+6 sign index of group g, bits 28..31 scale */
+} block_iq3_xxs;
+
+typedef struct {
+  uint16_t d;
+  uint8_t qs[64];    /* low 8 bits of the 9-bit grid indices, two per group as IQ3_XXS */
+  uint8_t qh[8];     /* bit k of qh[ib]: bit 8 of index qs[8ib+k] */
+  uint8_t signs[32]; /* group 4ib+g's sign byte */
+  uint8_t scales[4]; /* sub-block ib: nibble ib%2 of scales[ib/2] */
+} block_iq3_s;
+
+typedef struct {
+  uint16_t d;
+  uint8_t qs[32]; /* low 8 bits of group 4ib+g's 11-bit grid index */
+  uint16_t qh[8]; /* sub-block ib: bits 3g..3g+2 index bits 8..10 of group g, bits 12..14 the
+                     3-bit scale, bit 15 the delta's sign */
+} block_iq1_s;
+
+typedef struct {
+  uint8_t qs[32];    /* low 8 bits of group 4ib+g's 11-bit grid index */
+  uint8_t qh[16];    /* a nibble per group (qh[2ib+g/2], low for even g): bits 0..2 index bits
+                        8..10, bit 3 the delta's sign */
+  uint8_t scales[8]; /* 4 u16: 3-bit scales per 16 elements in bits 0..11, and the fp16 super-block
+                        scale spread over bits 12..15 of the four */
+} block_iq1_m;
+
+static_assert(sizeof(block_iq2_xxs) == BQ_SIZE_iq2_xxs, "iq2_xxs block");
+static_assert(sizeof(block_iq2_xs) == BQ_SIZE_iq2_xs, "iq2_xs block");
+static_assert(sizeof(block_iq2_s) == BQ_SIZE_iq2_s, "iq2_s block");
+static_assert(sizeof(block_iq3_xxs) == BQ_SIZE_iq3_xxs, "iq3_xxs block");
+static_assert(sizeof(block_iq3_s) == BQ_SIZE_iq3_s, "iq3_s block");
+static_assert(sizeof(block_iq1_s) == BQ_SIZE_iq1_s, "iq1_s block");
+static_assert(sizeof(block_iq1_m) == BQ_SIZE_iq1_m, "iq1_m block");
+
+/* ggml's tables (src/ref/iq_grids.c: provenance there). Grid entries pack their element values one
+ * per byte, element j in bits 8j..8j+7. */
+extern const uint8_t bq_kmask_iq2xs[8];    /* 1 << j */
+extern const uint8_t bq_ksigns_iq2xs[128]; /* 7-bit sign index -> sign byte of even parity */
+extern const uint64_t bq_iq2xxs_grid[256]; /* IQ2_XXS: 8 magnitudes in {8, 25, 43} */
+extern const uint64_t bq_iq2xs_grid[512];  /* IQ2_XS: as above */
+extern const uint64_t bq_iq2s_grid[1024];  /* IQ2_S: as above */
+extern const uint32_t bq_iq3xxs_grid[256]; /* IQ3_XXS: 4 magnitudes in {4, 12, ..., 62} */
+extern const uint32_t bq_iq3s_grid[512];   /* IQ3_S: 4 odd magnitudes 1..15 */
+extern const uint64_t bq_iq1s_grid[2048];  /* IQ1_S, IQ1_M: 8 int8 values in {-1, 0, 1} */
+
+/* Element j's value in a grid entry: unsigned for the magnitude grids, int8 for iq1s_grid. */
+static inline int bq_grid_u8(uint64_t g, int j) { return (int)(g >> 8 * j & 0xFF); }
+static inline int bq_grid_i8(uint64_t g, int j) { return (int8_t)(uint8_t)(g >> 8 * j); }
+
+/* Element j's sign in a sign byte s, as ggml multiplies it in: -1 when bit j is set. */
+static inline float bq_sign_f(uint8_t s, int j) { return s & bq_kmask_iq2xs[j] ? -1.0f : 1.0f; }
+static inline int bq_sign_i(uint8_t s, int j) { return s & bq_kmask_iq2xs[j] ? -1 : 1; }
+
+/* Kernel prototypes (until kernels.inc lists these types). Each returns BQ_OK, or BQ_EINVAL and
+ * writes nothing when n is not a multiple of 256. The dots with Q8_K keep ggml's running float sum
+ * in acc[0] and leave acc[1..] alone; the result is, as ggml's generic dot ends:
+ *   IQ2_XXS, IQ2_XS, IQ2_S: 0.125f * acc[0]  (bq_<t>_dot_q8_K_sum__ref below)
+ *   IQ3_XXS:                0.25f * acc[0]   (bq_iq3_xxs_dot_q8_K_sum__ref)
+ *   IQ3_S, IQ1_S, IQ1_M:    acc[0]           (the left-to-right lane sum, bq_acc_sum__ref)
+ * The dots with f32 add dequantized value times v, element by element, into acc[0]. */
+#define BQ_IQGRID_PROTOS(t)      \
+  BQ_DEQUANTIZE_PROTO(t, __ref); \
+  BQ_DOT_PROTO(t, q8_K, __ref);  \
+  BQ_DOT_PROTO(t, f32, __ref);
+BQ_IQGRID_PROTOS(iq2_xxs)
+BQ_IQGRID_PROTOS(iq2_xs)
+BQ_IQGRID_PROTOS(iq2_s)
+BQ_IQGRID_PROTOS(iq3_xxs)
+BQ_IQGRID_PROTOS(iq3_s)
+BQ_IQGRID_PROTOS(iq1_s)
+BQ_IQGRID_PROTOS(iq1_m)
+#undef BQ_IQGRID_PROTOS
+
+/* The two row kernels every grid type builds the same way from its file's static
+ * dequantize_block(const uint8_t *block, float *y) (one super-block, exactly as ggml's
+ * dequantize_row_<t>): dequantize, and the fused f32 dot, which adds each dequantized value times
+ * the f32 value into acc[0] in element order. */
+#define BQ_IQGRID_ROW_KERNELS(t)                                                  \
+  BQ_DEQUANTIZE_PROTO(t, __ref) {                                                 \
+    if (n % QK_K) return BQ_EINVAL;                                               \
+    for (size_t i = 0; i < n / QK_K; i++)                                         \
+      dequantize_block((const uint8_t *)x + i * sizeof(block_##t), y + i * QK_K); \
+    return BQ_OK;                                                                 \
+  }                                                                               \
+  BQ_DOT_PROTO(t, f32, __ref) {                                                   \
+    if (n % QK_K) return BQ_EINVAL;                                               \
+    const float *v = y;                                                           \
+    float sumf = acc[0], w[QK_K];                                                 \
+    for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {                            \
+      dequantize_block((const uint8_t *)x + i * sizeof(block_##t), w);            \
+      for (int e = 0; e < QK_K; e++) sumf += w[e] * v[e];                         \
+    }                                                                             \
+    acc[0] = sumf;                                                                \
+    return BQ_OK;                                                                 \
+  }
+
+/* The result of a <t>.q8_K dot state for the pairs whose ggml dot scales its sum at the end. */
+float bq_iq2_xxs_dot_q8_K_sum__ref(const float *acc);
+float bq_iq2_xs_dot_q8_K_sum__ref(const float *acc);
+float bq_iq2_s_dot_q8_K_sum__ref(const float *acc);
+float bq_iq3_xxs_dot_q8_K_sum__ref(const float *acc);
+
+#endif

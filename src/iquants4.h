@@ -1,0 +1,128 @@
+/* The 4-bit non-linear formats IQ4_NL and IQ4_XS, MXFP4, and the ternary formats TQ1_0 and TQ2_0:
+ * block layouts as ggml lays them out (ggml-common.h), their value tables, the quantizer helpers
+ * IQ4_NL and IQ4_XS share (src/ref/iq4_nl.c), and the reference kernel prototypes until
+ * kernels.inc lists them.
+ *
+ * IQ4_NL and MXFP4 blocks hold 32 elements, the others super-blocks of QK_K = 256. Half values are
+ * raw IEEE binary16 bits; MXFP4's e is an E8M0 exponent byte. Multi-byte fields are little-endian
+ * and read through memcpy: blocks arrive at any byte address (an MXFP4 block is 17 bytes). */
+#ifndef BQ_IQUANTS4_H
+#define BQ_IQUANTS4_H
+
+#include "kquants.h"
+
+typedef struct {
+  uint16_t d;
+  uint8_t qs[16]; /* element j < 16: low nibble of qs[j]; element j + 16: its high nibble */
+} block_iq4_nl;
+
+typedef struct {
+  uint16_t d;
+  uint16_t scales_h;   /* bits 2ib, 2ib+1: high two bits of sub-block ib's 6-bit scale */
+  uint8_t scales_l[4]; /* low four bits of the scale of sub-block ib: nibble ib % 2 of [ib / 2] */
+  uint8_t qs[128];     /* sub-block ib as one IQ4_NL block's qs, at qs[16 * ib] */
+} block_iq4_xs;
+
+typedef struct {
+  uint8_t e;      /* E8M0 shared exponent: the scale is 2^(e - 128), half the E8M0 value */
+  uint8_t qs[16]; /* E2M1 codes, nibbles as IQ4_NL */
+} block_mxfp4;
+
+typedef struct {
+  uint8_t qs[48]; /* 5 trits per byte: elements 0..159 (qs[0..31]), 160..239 (qs[32..47]) */
+  uint8_t qh[4];  /* 4 trits per byte: elements 240..255 */
+  uint16_t d;
+} block_tq1_0;
+
+typedef struct {
+  uint8_t qs[64]; /* 2-bit codes, code - 1 in -1..2: element e at qs[32*(e/128) + e%32] >>
+                     2*((e%128)/32) */
+  uint16_t d;
+} block_tq2_0;
+
+static_assert(sizeof(block_iq4_nl) == BQ_SIZE_iq4_nl, "iq4_nl block");
+static_assert(sizeof(block_iq4_xs) == BQ_SIZE_iq4_xs, "iq4_xs block");
+static_assert(sizeof(block_mxfp4) == BQ_SIZE_mxfp4, "mxfp4 block");
+static_assert(sizeof(block_tq1_0) == BQ_SIZE_tq1_0, "tq1_0 block");
+static_assert(sizeof(block_tq2_0) == BQ_SIZE_tq2_0, "tq2_0 block");
+static_assert(BQ_BLK_iq4_nl == 32 && BQ_BLK_mxfp4 == 32, "32-element blocks, as Q8_0");
+static_assert(BQ_BLK_iq4_xs == QK_K && BQ_BLK_tq1_0 == QK_K && BQ_BLK_tq2_0 == QK_K,
+              "super-blocks");
+
+/* Value tables (data, not code), ascending for IQ4_NL. bq_kvalues_iq4nl: ggml's kvalues_iq4nl;
+ * bq_kvalues_mxfp4: ggml's kvalues_mxfp4, twice the E2M1 values. Both from src/ggml-common.h at
+ * ggml commit d99724f2b141fed9e1a9f402213506c081433465; tests/native/test_golden_iq4.c checks
+ * their SHA-256. */
+extern const int8_t bq_kvalues_iq4nl[16];
+extern const int8_t bq_kvalues_mxfp4[16];
+
+/* ggml's best_index_int8 over the ascending 16-entry table v: the index of the entry nearest x,
+ * an exact tie going to the larger entry; x below v[0] or above v[15] (or NaN) clamps to an end
+ * (NaN to 15, as ggml's comparisons give). */
+static inline int bq_iq4_best_index(const int8_t *v, float x) {
+  if (x <= v[0]) return 0;
+  if (x >= v[15]) return 15;
+  int lo = 0, hi = 15;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (x < v[mid])
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return x - v[hi - 1] < v[hi] - x ? hi - 1 : hi;
+}
+
+/* MXFP4's scale, ggml's GGML_E8M0_TO_FP32_HALF: 2^(e - 128) for every e (e = 0 and 1 are the
+ * binary32 subnormals 2^-128 and 2^-127; e = 255 is 2^127, not NaN). */
+static inline float bq_e8m0_half(uint8_t e) {
+  return bq_float(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23);
+}
+
+/* The ternary quantizers' trit: ggml's int xi = lroundf(v) + 1 (round half away from zero) as
+ * x86-64 glibc gives it, where long is 64 bits and lroundf returns LONG_MIN for NaN, Inf and
+ * |v| >= 2^63, so xi is then 1 (the low 32 bits of LONG_MIN + 1). Pinned here so the result does
+ * not depend on the libm (wasm's long is 32 bits). Only its low bits reach the block bytes. */
+static inline int bq_tq_trit(float v) {
+  if (!(fabsf(v) < 0x1p63f)) return 1;
+  float t = truncf(v); /* exact, and v - t is exact */
+  if (fabsf(v - t) >= 0.5f) t += v < 0 ? -1.0f : 1.0f;
+  return (int)(uint32_t)((uint64_t)(int64_t)t + 1u);
+}
+
+/* TQ1_0's trit k (0 = most significant) of a byte b stored as ceil(v * 256 / 243), 0..2: the
+ * multiply by 3^k wraps mod 256, as in ggml. */
+static inline int bq_tq1_trit(uint8_t b, int k) {
+  static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
+  return (uint8_t)(b * pow3[k]) * 3 >> 8;
+}
+
+/* The scale fit of one 32-element sub-block with weights x*x (ggml's quantize_row_iq4_nl_impl for
+ * one sub-block, no importance matrix), in ggml's float order. Starts at d = max / kvalues[0]
+ * (ntry < 0, the IQ4_NL reference) or -max / kvalues[0] (ntry > 0), writes the codes of that start
+ * to L, refines the least-squares d over 2 * ntry + 1 trial scales (none for ntry < 0) without
+ * re-deriving L, and returns d. If max |x| < 1e-15 (or x is all NaN) it returns 0, sets *empty and
+ * leaves L alone. */
+float bq_iq4_fit(const float *x, int ntry, uint8_t *L, int *empty);
+
+/* The reference kernels. Each returns BQ_OK, or BQ_EINVAL and writes nothing when n is not a
+ * multiple of the block size (32 for IQ4_NL and MXFP4, 256 for the others). The dots keep ggml's
+ * one running sum in acc[0] (the default left-to-right lane sum reads it); <t>_dot_f32 adds the
+ * dequantized value times y, element by element, into acc[0]. */
+#define BQ_IQ4_PROTOS(t)         \
+  BQ_QUANTIZE_PROTO(t, __ref);   \
+  BQ_DEQUANTIZE_PROTO(t, __ref); \
+  BQ_DOT_PROTO(t, f32, __ref);
+BQ_IQ4_PROTOS(iq4_nl)
+BQ_IQ4_PROTOS(iq4_xs)
+BQ_IQ4_PROTOS(mxfp4)
+BQ_IQ4_PROTOS(tq1_0)
+BQ_IQ4_PROTOS(tq2_0)
+#undef BQ_IQ4_PROTOS
+BQ_DOT_PROTO(iq4_nl, q8_0, __ref);
+BQ_DOT_PROTO(mxfp4, q8_0, __ref);
+BQ_DOT_PROTO(iq4_xs, q8_K, __ref);
+BQ_DOT_PROTO(tq1_0, q8_K, __ref);
+BQ_DOT_PROTO(tq2_0, q8_K, __ref);
+
+#endif
