@@ -3,6 +3,7 @@
 
 import { GGMLType, CODEC_TYPES, typeId, typeInfo, byteLength } from './types.js';
 import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
+import { Tensor, TENSOR_TOKEN, WasmHeap, residentAddress } from './tensor.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -88,6 +89,10 @@ export class Codec {
   #budget;
   /** Bytes of a dot state (BQ_ACC_LANES floats). */
   #accBytes;
+  /** Bytes reserved for staging at base: the budget, plus slack for alignment and minimum chunks. */
+  #stageBytes;
+  /** Resident tensors and large per-call scratch, above staging (js/tensor.js). */
+  #heap;
 
   /**
    * @param {WebAssembly.Instance} instance a blockquant build
@@ -100,15 +105,22 @@ export class Codec {
     this.#base = align(this.#k.bq_scratch_base());
     this.#budget = stagingBytes;
     this.#accBytes = 4 * this.#k.bq_acc_lanes();
+    this.#stageBytes = align(stagingBytes) + PAGE;
+    this.#heap = new WasmHeap(this.#mem, this.#base + this.#stageBytes);
     /** Which build runs: 'simd128' or 'scalar'. */
     this.backend = backend;
     /** The raw wasm exports, for tests and benchmarks. */
     this.exports = instance.exports;
   }
 
-  /** Bytes of wasm memory the instance holds now. */
+  /** Bytes of wasm memory the instance holds now (it grows as needed and never shrinks). */
   get memoryBytes() {
     return this.#mem.buffer.byteLength;
+  }
+
+  /** Bytes of wasm memory held by live tensor handles (each rounded up to 64 bytes). */
+  get residentBytes() {
+    return this.#heap.held;
   }
 
   /**
@@ -117,6 +129,8 @@ export class Codec {
    * @param {number} bytes
    */
   #reserve(bytes) {
+    // The heap starts right above staging: a chunk past it would overwrite resident tensors.
+    if (bytes > this.#stageBytes) throw new Error(`blockquant: staging request of ${bytes} bytes exceeds the region`);
     const need = this.#base + bytes;
     const have = this.#mem.buffer.byteLength;
     if (need > have) this.#mem.grow(Math.ceil((need - have) / PAGE));
@@ -180,15 +194,30 @@ export class Codec {
   }
 
   /**
-   * Decodes whole blocks to f32 (Q8_1 as qs * d), bit-exact with ggml's dequantize_row_*.
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: Float32Array }} [options] out: receives rows * cols values
+   * @returns {Float32Array}
+   */
+  /**
+   * @overload
    * @param {number | string} type
-   * @param {Uint8Array} bytes a whole number of blocks
+   * @param {Uint8Array} bytes
+   * @param {Float32Array} [out]
+   * @returns {Float32Array}
+   */
+  /**
+   * Decodes whole blocks to f32 (Q8_1 as qs * d), bit-exact with ggml's dequantize_row_*: the
+   * bytes given, or a resident tensor's (`dequantize(W, { out })`, read in place).
+   * @param {number | string | Tensor} type
+   * @param {Uint8Array | { out?: Float32Array }} [bytes] a whole number of blocks
    * @param {Float32Array} [out] receives the values; must be exactly the right length
    * @returns {Float32Array}
-   * @throws {TypeError} unknown/unsupported type
+   * @throws {TypeError} unknown/unsupported type, or a disposed handle or one of another codec
    * @throws {RangeError} a byte length that is not a whole number of blocks, or a wrong out length
    */
   dequantize(type, bytes, out) {
+    if (type instanceof Tensor) return this.#dequantizeResident(type, bytes);
     const t = codecType(type, 'dequantize');
     const q = asBytes(bytes, 'bytes');
     const n = this.#elements(t, q.length, 'bytes');
@@ -205,6 +234,30 @@ export class Codec {
       const off = (i / t.blockSize) * t.typeSize;
       new Uint8Array(this.#mem.buffer, qp).set(q.subarray(off, off + (k / t.blockSize) * t.typeSize));
       Codec.#ok(fn(qp, yp, k), name);
+      y.set(new Float32Array(this.#mem.buffer, yp, k), i);
+    }
+    return y;
+  }
+
+  /**
+   * Decodes a resident tensor in chunks of staging, reading its bytes where they are.
+   * @param {Tensor} W
+   * @param {unknown} options
+   */
+  #dequantizeResident(W, options = {}) {
+    const ptr = residentAddress(W, this.#heap);
+    const { out } = /** @type {{ out?: unknown }} */ (options ?? {});
+    const t = codecType(W.type, 'dequantize');
+    const n = W.rows * W.cols;
+    const y = out === undefined ? new Float32Array(n) : asFloats(out, 'out');
+    if (y.length !== n) throw new RangeError(`out holds ${y.length} values; the ${t.name} tensor decodes to ${n}`);
+    const name = `bq_${t.name}_dequantize`;
+    const fn = this.#kernel(name);
+    const chunk = this.#chunk(4, stepOf(t), n);
+    const yp = this.#reserve(align(chunk * 4));
+    for (let i = 0; i < n; i += chunk) {
+      const k = Math.min(chunk, n - i);
+      Codec.#ok(fn(ptr + (i / t.blockSize) * t.typeSize, yp, k), name);
       y.set(new Float32Array(this.#mem.buffer, yp, k), i);
     }
     return y;
@@ -304,25 +357,48 @@ export class Codec {
   }
 
   /**
-   * y = W x for a row-major matrix of `rows` rows of quantized (or float) values and an f32
-   * vector. By default x is quantized once to the row type's ggml activation type (Q8_0 or Q8_1)
-   * and each row uses the integer dot, as llama.cpp does; { exact: true } uses the f32 dot.
-   * Row r of the result equals dot(type, row r, ...) exactly.
-   * @param {number | string} type weight type
-   * @param {Uint8Array} weights rows * x.length elements of type
+   * @overload
+   * @param {Tensor} tensor resident weights of this codec
+   * @param {Float32Array} x tensor.cols values
+   * @param {{ out?: Float32Array, exact?: boolean }} [options]
+   * @returns {Float32Array}
+   */
+  /**
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} weights
    * @param {number} rows
    * @param {Float32Array} x
    * @param {{ out?: Float32Array, exact?: boolean }} [options]
    * @returns {Float32Array}
-   * @throws {TypeError} unknown/unsupported type
+   */
+  /**
+   * y = W x for a row-major matrix of `rows` rows of quantized (or float) values and an f32
+   * vector. By default x is quantized once to the row type's ggml activation type (Q8_0, Q8_1 or
+   * Q8_K) and each row uses the integer dot, as llama.cpp does; { exact: true } uses the f32 dot.
+   * Row r of the result equals dot(type, row r, ...) exactly. `matvec(W, x, options)` takes a
+   * resident tensor (bq.tensor, bq.loadTensor) and reads its weights in place, with the same
+   * result as passing its bytes; `matvec(type, weights, rows, x, options)` copies the weights
+   * through staging on every call.
+   * @param {number | string | Tensor} type weight type, or a tensor handle
+   * @param {Uint8Array | Float32Array} weights rows * x.length elements of type (x for a handle)
+   * @param {number | { out?: Float32Array, exact?: boolean }} [rows] (options for a handle)
+   * @param {Float32Array} [x]
+   * @param {{ out?: Float32Array, exact?: boolean }} [options] out: receives the rows values
+   * @returns {Float32Array} out, or a new array of rows values
+   * @throws {TypeError} unknown/unsupported type; a disposed handle or one of another codec
    * @throws {RangeError} mismatched sizes
    */
   matvec(type, weights, rows, x, options = {}) {
+    if (type instanceof Tensor) {
+      const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (rows ?? {});
+      return this.#matvecResident([type], weights, o.exact, o.out === undefined ? undefined : [o.out])[0];
+    }
     const t = codecType(type, 'matvec');
     const w = asBytes(weights, 'weights');
     const v = asFloats(x, 'x');
-    if (!Number.isSafeInteger(rows) || rows < 0)
-      throw new RangeError(`rows must be a non-negative integer, got ${rows}`);
+    if (typeof rows !== 'number' || !Number.isSafeInteger(rows) || rows < 0)
+      throw new RangeError(`rows must be a non-negative integer, got ${String(rows)}`);
     const cols = v.length;
     const rowBytes = byteLength(t.id, cols);
     if (w.length !== rows * rowBytes) {
@@ -363,6 +439,182 @@ export class Codec {
       }
     }
     return y;
+  }
+
+  /**
+   * y_i = W_i x for several resident tensors that read the same x (a layer's Q, K and V): x is
+   * quantized once per activation type they need (Q8_0, Q8_1, Q8_K; f32 with { exact: true }) and
+   * shared. Each result equals matvec(W_i, x, options) exactly.
+   * @param {Tensor[]} tensors handles of this codec, each with x.length columns
+   * @param {Float32Array} x
+   * @param {{ out?: Float32Array[], exact?: boolean }} [options] out: one array per tensor, each of
+   *   its rows values
+   * @returns {Float32Array[]} the products, in the order of tensors (out's arrays when given)
+   * @throws {TypeError} a non-handle, a disposed handle or one of another codec; wrong types
+   * @throws {RangeError} a tensor whose column count is not x.length, or a wrong out length
+   */
+  matvecs(tensors, x, options = {}) {
+    if (!Array.isArray(tensors)) throw new TypeError('tensors must be an array of tensor handles');
+    const o = options ?? {};
+    return this.#matvecResident(tensors, x, o.exact, o.out);
+  }
+
+  /**
+   * The handle form of matvec and matvecs: everything checked first, x copied and quantized once
+   * per activation type into staging (or heap scratch when it does not fit), then each kernel runs
+   * on the resident weights and writes y into wasm memory, which is copied out.
+   * @param {unknown[]} list
+   * @param {unknown} x
+   * @param {unknown} exactOption
+   * @param {unknown} outs
+   * @returns {Float32Array[]}
+   */
+  #matvecResident(list, x, exactOption, outs) {
+    const v = asFloats(x, 'x');
+    const cols = v.length;
+    if (outs !== undefined && (!Array.isArray(outs) || outs.length !== list.length))
+      throw new TypeError(`out must be an array of ${list.length} Float32Arrays, one per tensor`);
+    const jobs = list.map((W, i) => {
+      const ptr = residentAddress(W, this.#heap);
+      const { type, rows, cols: wc } = /** @type {Tensor} */ (W);
+      const t = codecType(type, 'matvec');
+      if (wc !== cols)
+        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${t.name}) has ${wc} columns`);
+      const y = outs === undefined ? new Float32Array(rows) : asFloats(/** @type {unknown[]} */ (outs)[i], 'out');
+      if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
+      const tv = exactOption === true || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
+      const name = `bq_${t.name}_matvec_${typeInfo(tv).name}`;
+      return { ptr, rows, tv, name, fn: this.#kernel(name), y };
+    });
+    const vecTypes = [...new Set(jobs.map((j) => j.tv))];
+    const qBytes = Math.max(0, ...vecTypes.map((tv) => (tv === GGMLType.F32 ? 0 : byteLength(tv, cols))));
+    const xb = align(cols * 4),
+      qb = align(qBytes);
+    const need = xb + qb + align(Math.max(0, ...jobs.map((j) => j.rows)) * 4);
+    const temp = need > this.#stageBytes;
+    const xp = temp ? this.#heap.alloc(need, `matvec scratch for ${cols} columns`) : this.#reserve(need);
+    try {
+      const qp = xp + xb,
+        yp = qp + qb;
+      new Float32Array(this.#mem.buffer, xp, cols).set(v);
+      for (const tv of vecTypes) {
+        let vp = xp;
+        if (tv !== GGMLType.F32) {
+          const name = `bq_${typeInfo(tv).name}_quantize`;
+          Codec.#ok(this.#kernel(name)(xp, qp, cols), name);
+          vp = qp;
+        }
+        for (const j of jobs) {
+          if (j.tv !== tv) continue;
+          Codec.#ok(j.fn(j.ptr, j.rows, cols, vp, yp), j.name);
+          j.y.set(new Float32Array(this.#mem.buffer, yp, j.rows));
+        }
+      }
+    } finally {
+      if (temp) this.#heap.free(xp, need);
+    }
+    return jobs.map((j) => j.y);
+  }
+
+  /**
+   * Copies a matrix of `rows` rows of `cols` values into wasm memory once and returns a handle for
+   * matvec, matvecs and dequantize, which then read the weights in place. The memory (byteLength
+   * rounded up to 64 bytes) is held until handle.dispose(); the caller's bytes are not kept.
+   * @param {number | string} type any type blockquant decodes
+   * @param {Uint8Array} bytes rows * cols values of type, little-endian ggml blocks
+   * @param {number} rows
+   * @param {number} cols values per row, a whole number of blocks
+   * @returns {Tensor}
+   * @throws {TypeError} unknown/unsupported type or wrong argument types
+   * @throws {RangeError} sizes that do not match, or a request past wasm32 memory (4 GiB in all)
+   */
+  tensor(type, bytes, rows, cols) {
+    const t = codecType(type, 'dequantize', 'tensors');
+    const q = asBytes(bytes, 'bytes');
+    const size = Codec.#matrixBytes(t, rows, cols);
+    if (q.length !== size)
+      throw new RangeError(`bytes hold ${q.length}; ${rows} rows of ${cols} ${t.name} values need ${size}`);
+    const W = this.#newTensor(t, rows, cols, size, 'tensor');
+    new Uint8Array(this.#mem.buffer, residentAddress(W, this.#heap), size).set(q);
+    return W;
+  }
+
+  /**
+   * Bytes of a rows x cols matrix of type t, after checking both counts.
+   * @param {CodecType} t
+   * @param {unknown} rows
+   * @param {unknown} cols
+   */
+  static #matrixBytes(t, rows, cols) {
+    if (typeof rows !== 'number' || !Number.isSafeInteger(rows) || rows < 0)
+      throw new RangeError(`rows must be a non-negative integer, got ${String(rows)}`);
+    if (typeof cols !== 'number' || !Number.isSafeInteger(cols) || cols < 0)
+      throw new RangeError(`cols must be a non-negative integer, got ${String(cols)}`);
+    const size = rows * byteLength(t.id, cols);
+    if (!Number.isSafeInteger(size)) throw new RangeError(`${rows} rows of ${cols} ${t.name} values are too many`);
+    return size;
+  }
+
+  /**
+   * @param {CodecType} t
+   * @param {number} rows
+   * @param {number} cols
+   * @param {number} size
+   * @param {string} what
+   */
+  #newTensor(t, rows, cols, size, what) {
+    const ptr = this.#heap.alloc(size, `${what} (${rows}x${cols} ${t.name})`);
+    return new Tensor(TENSOR_TOKEN, this.#heap, ptr, t.id, rows, cols, size);
+  }
+
+  /**
+   * Loads one tensor of a GGUF file (from parseGGUF or openGGUF) into wasm memory as a handle, as
+   * tensor() does, reading only its bytes (only rows [first, first + count) with
+   * { rows: [first, count] }); big-endian files are byte-swapped. cols is dims[0] and rows the
+   * product of the other dims (or count). The memory is taken before the read, so a tensor that
+   * cannot fit is refused without reading it.
+   * @param {GGUFLike} file
+   * @param {string} name
+   * @param {{ rows?: [number, number] }} [options]
+   * @returns {Promise<Tensor>}
+   * @throws {TypeError} an unsupported tensor type, wrong argument types
+   * @throws {RangeError} no such tensor, rows out of range, a request past wasm32 memory
+   * @throws {GGUFError} a read that fails or returns other than the bytes asked
+   */
+  async loadTensor(file, name, options = {}) {
+    if (typeof file !== 'object' || file === null || !Array.isArray(file.tensors))
+      throw new TypeError('file must be a GGUF file from parseGGUF or openGGUF');
+    if (typeof name !== 'string') throw new TypeError('name must be a string');
+    const info = file.tensors.find((x) => x.name === name);
+    if (!info) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const t = codecType(info.type, 'dequantize', 'tensors');
+    const cols = info.dims.length ? info.dims[0] : 1;
+    const all = info.dims.slice(1).reduce((a, b) => a * b, 1);
+    const sel = (options ?? {}).rows;
+    if (sel !== undefined && (!Array.isArray(sel) || sel.length !== 2))
+      throw new TypeError('options.rows must be [first, count]');
+    const [first, count] = sel ?? [0, all];
+    const r = rowRange(info, first, count);
+    const W = this.#newTensor(t, count, cols, r.length, `tensor ${name}`);
+    try {
+      const bytes = file.readRows
+        ? await file.readRows(name, first, count)
+        : /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
+      if (!ArrayBuffer.isView(bytes) || bytes.byteLength !== r.length)
+        throw new GGUFError(
+          bytes?.byteLength > r.length ? 'LONG_READ' : 'SHORT_READ',
+          0,
+          `${name}: the reader returned ${bytes?.byteLength} bytes, not ${r.length}`,
+        );
+      const got = asBytes(bytes, 'bytes');
+      const le = (info.littleEndian ?? file.littleEndian) ? got : toLittleEndian(t.id, got);
+      // A view made after the read: other calls may have grown memory meanwhile.
+      new Uint8Array(this.#mem.buffer, residentAddress(W, this.#heap), r.length).set(le);
+    } catch (e) {
+      W.dispose();
+      throw e;
+    }
+    return W;
   }
 
   /**
