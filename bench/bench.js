@@ -112,7 +112,12 @@ if (peer) {
       const f = peer.x.g_quant_q8_K;
       const xp = peer.put(x),
         yp = peer.alloc(byteLength(t, n));
-      return measure(`${PEER}q${t}`, () => f(xp, yp, n));
+      const bytes = byteLength(t, n);
+      return measure(
+        `${PEER}q${t}`,
+        () => f(xp, yp, n),
+        () => new Float32Array(peer.bytes(yp, bytes).buffer),
+      );
     },
     // llama.cpp's loop: ggml_vec_dot_<t>_<a> per row, on the same activation bytes as ours.
     matvec({ t, rows, w, v }) {
@@ -245,7 +250,8 @@ function checkAgreement(op, type, n, bound) {
     p.fn();
     const b = p.out();
     let ok = a.length === b.length,
-      shown = '';
+      shown = '',
+      worst;
     if (!bound) {
       const ua = new Uint32Array(a.buffer),
         ub = new Uint32Array(b.buffer);
@@ -254,7 +260,7 @@ function checkAgreement(op, type, n, bound) {
       ok &&= diff === 0;
       shown = diff ? `${diff} of ${n} values differ` : 'bit for bit';
     } else {
-      let worst = 0;
+      worst = 0;
       for (let r = 0; r < a.length; r++) {
         const e = Math.abs(a[r] - b[r]) / bound[r];
         worst = Number.isNaN(e) ? Infinity : Math.max(worst, e);
@@ -262,7 +268,7 @@ function checkAgreement(op, type, n, bound) {
       ok &&= worst <= MATVEC_TOL;
       shown = `max |diff| / sum|terms| ${worst.toExponential(1)}`;
     }
-    agreements.push({ what: `${op} ${type} at ${n}: ${p.impl} = simd128`, ok, shown });
+    agreements.push({ group: `${op} at ${n}: ${p.impl} = simd128`, type, ok, shown, worst });
   }
 }
 /** Per row of W (rows x COLS) and activations v: the sum of |w_j * x_j| over the decoded values. */
@@ -288,7 +294,8 @@ function checkActivations(xv) {
     const theirs = peer.bytes(yp, ours.length);
     const same = theirs.every((b, i) => b === ours[i]);
     agreements.push({
-      what: `quantize ${a} (activations): ours = ggml's reference`,
+      group: `quantize (activations): ours = ggml's reference`,
+      type: a,
       ok: same,
       shown: same ? 'byte for byte' : 'bytes differ',
     });
@@ -297,6 +304,10 @@ function checkActivations(xv) {
 
 for (const n of SIZES) {
   const x = values(n);
+  // Each weight format's bytes, quantized once per size for all its rows (the K quantizers take
+  // a second or more at the large size).
+  const quantized = new Map();
+  const quantize = (t) => quantized.get(t) ?? quantized.set(t, prep.quantize(t, x)).get(t);
   // L2-size rows keep their buffers until the passes are over; at the large size only the
   // dequantize rows wait for passes (sharing one output buffer per implementation), and the other
   // rows are timed at once, each reusing the memory.
@@ -318,7 +329,7 @@ for (const n of SIZES) {
   };
   // dequantize
   for (const t of OPS.has('dequantize') ? DEQUANT : []) {
-    const q = prep.quantize(t, x);
+    const q = quantize(t);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
       const qp = r.put(q),
@@ -362,25 +373,31 @@ for (const n of SIZES) {
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
       fresh(r);
+      const bytes = byteLength(t, n);
       const xp = r.put(x),
-        yp = r.alloc(byteLength(t, n));
+        yp = r.alloc(bytes);
       const f = r.x[`bq_${t}_quantize`];
       record(
         'quantize',
         t,
         impl,
         n,
-        measure(`${impl}q${t}`, () => f(xp, yp, n)),
+        measure(
+          `${impl}q${t}`,
+          () => f(xp, yp, n),
+          () => new Float32Array(r.bytes(yp, bytes).buffer),
+        ),
       );
     }
     recordExtras('quantize', t, { t, n, big, x });
+    checkAgreement('quantize', t, n);
     flush(!big);
   }
   // dot (vec_dot pairs, and the fused f32 dots)
   for (const [t, a] of OPS.has('dot') ? [...PAIRS, ...F32_DOTS.map((t) => [t, 'f32'])] : []) {
     freshExtras();
-    const w = prep.quantize(t, x);
-    const v = a === 'f32' ? x : prep.quantize(a, x);
+    const w = quantize(t);
+    const v = a === 'f32' ? x : quantize(a);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
       fresh(r);
@@ -406,7 +423,7 @@ for (const n of SIZES) {
   if (OPS.has('matvec') && !big) checkActivations(xv);
   for (const [t, a] of OPS.has('matvec') ? PAIRS : []) {
     freshExtras();
-    const w = prep.quantize(t, x);
+    const w = quantize(t);
     const v = prep.quantize(a, xv);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
@@ -518,9 +535,22 @@ for (const t of K_WEIGHTS)
     ]);
 const timed = checks.filter((c) => !Number.isNaN(c[1]));
 const lines2 = timed.map(([what, r, min]) => `  ${r >= min ? 'met   ' : 'MISSED'} ${what}: ${r.toFixed(2)}x`);
-const agreed = agreements.filter((a) => a.ok).length;
-for (const a of agreements) lines2.push(`  ${a.ok ? 'met   ' : 'MISSED'} ${a.what} (${a.shown})`);
-const met = timed.filter(([, r, min]) => r >= min).length + agreed;
-const total = timed.length + agreements.length;
+// One line per group of agreement checks (op and size), naming the types that failed.
+const groups = new Map();
+for (const a of agreements) groups.set(a.group, [...(groups.get(a.group) ?? []), a]);
+for (const [group, as] of groups) {
+  const bad = as.filter((a) => !a.ok);
+  const worst = Math.max(...as.map((a) => a.worst ?? 0));
+  const detail = bad.length
+    ? bad.map((a) => `${a.type}: ${a.shown}`).join('; ')
+    : as.some((a) => a.worst !== undefined)
+      ? `max |diff| / sum|terms| ${worst.toExponential(1)} <= ${MATVEC_TOL.toExponential(0)}`
+      : as[0].shown;
+  const types = as.length > 3 ? `${as.length} types` : as.map((a) => a.type).join(', ');
+  lines2.push(`  ${bad.length ? 'MISSED' : 'met   '} ${group} for ${types} (${detail})`);
+}
+const met =
+  timed.filter(([, r, min]) => r >= min).length + [...groups.values()].filter((as) => as.every((a) => a.ok)).length;
+const total = timed.length + groups.size;
 console.log(`\ntargets: ${met === total ? `all ${total} met` : `${met} of ${total} met, ${total - met} MISSED`}`);
 console.log(lines2.join('\n'));
