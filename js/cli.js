@@ -11,6 +11,8 @@ import {
   init,
   openGGUF,
   typeInfo,
+  typeId,
+  CODEC_TYPES,
   GGMLType,
   GGUFValueType,
   GGUFError,
@@ -28,11 +30,86 @@ import {
  * }} Command
  */
 
-const FORMATS = ['q8_0', 'q5_1', 'q5_0', 'q4_1', 'q4_0'];
-/** @type {Set<number>} */
-const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
-// llama.cpp's general.file_type for a whole model in one format (LLAMA_FTYPE_MOSTLY_*).
-const FILE_TYPE = { q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9 };
+/** @typedef {import('./types.js').TypeInfo & { id: number }} Format */
+
+// Every list of formats comes from the type table (js/types.js), so a new format needs no change
+// here; only llama.cpp's file types below are not in it.
+/** @type {Format[]} */
+const CODEC = CODEC_TYPES.map((id) => ({ id, ...typeInfo(id) }));
+/** Bits per weight of a format. @param {Format} t */
+const bitsPerWeight = (t) => (t.typeSize * 8) / t.blockSize;
+// Activation formats (q8_1, q8_K): another type's dots pair with them, and they have no dot of
+// their own as weights. (q8_0 pairs with Q4_0/Q5_0 and is also a weight format.)
+const ACTIVATION = new Set(
+  CODEC.filter((t) => !t.dot && CODEC.some((u) => u.id !== t.id && u.vecDot === t.id)).map((t) => t.id),
+);
+// What quantize writes: the block formats the codec quantizes, activation formats excepted; most
+// bits per weight first.
+const MODEL_FORMATS = CODEC.filter((t) => t.blockSize > 1 && t.quantize && !ACTIVATION.has(t.id)).sort(
+  (a, b) => bitsPerWeight(b) - bitsPerWeight(a) || b.id - a.id,
+);
+// What stats can try: every format with block statistics; by default the model formats.
+const STATS_FORMATS = CODEC.filter((t) => t.stats);
+/** The float types quantize and stats take as input. @type {Set<number>} */
+const FLOATS = new Set(CODEC.filter((t) => t.blockSize === 1 && t.dequantize).map((t) => t.id));
+// llama.cpp's general.file_type for a whole model in one format (llama.h, LLAMA_FTYPE_MOSTLY_*;
+// one K type for every tensor is the _S mix for Q3_K, Q4_K and Q5_K). A format not listed gets no
+// general.file_type (llama.cpp then guesses it from the tensors).
+/** @type {Record<string, number>} */
+const FILE_TYPE = {
+  f32: 0,
+  f16: 1,
+  q4_0: 2,
+  q4_1: 3,
+  q8_0: 7,
+  q5_0: 8,
+  q5_1: 9,
+  q2_K: 10,
+  q3_K: 11,
+  q4_K: 14,
+  q5_K: 16,
+  q6_K: 18,
+  iq2_xxs: 19,
+  iq2_xs: 20,
+  iq3_xxs: 23,
+  iq1_s: 24,
+  iq4_nl: 25,
+  iq3_s: 26,
+  iq2_s: 28,
+  iq4_xs: 30,
+  iq1_m: 31,
+};
+/** @param {Format[]} list */
+const names = (list) => list.map((t) => t.name).join(', ');
+
+/**
+ * The format of the table a user named (any case), if it is in `list`.
+ * @param {string} name @param {Format[]} list
+ */
+function formatIn(name, list) {
+  let id;
+  try {
+    id = typeId(name);
+  } catch {
+    return undefined;
+  }
+  return list.find((t) => t.id === id);
+}
+
+/**
+ * Where a float tensor whose rows (ne0 values) are not whole blocks of `target` goes: the model
+ * format with the fewest bits per weight above the target's whose blocks fit the rows, or null
+ * (the tensor then stays as it is).
+ * @param {Format} target @param {number} ne0
+ */
+function fallbackFor(target, ne0) {
+  /** @type {Format | null} */
+  let best = null;
+  for (const f of MODEL_FORMATS)
+    if (ne0 % f.blockSize === 0 && bitsPerWeight(f) > bitsPerWeight(target))
+      if (!best || bitsPerWeight(f) < bitsPerWeight(best)) best = f;
+  return best;
+}
 // ggml's GGML_QNT_VERSION, which llama.cpp's quantizer writes as general.quantization_version.
 const QNT_VERSION = 2;
 // Exit status after a signal stopped a write: 128 + the signal's number, as a shell reports it.
@@ -42,6 +119,16 @@ const EXIT_STATUS = `exit status: 0 ok (also when the reader of the output went 
   1 failure (the message names the file); 2 bad usage, or OUT refused (it is IN, it exists and
   --force was not given, or it is not a regular file); 130, 143, 129 when SIGINT, SIGTERM or
   SIGHUP stopped a write (nothing is left under OUT or under a temporary name).`;
+
+/** The block sizes of the model formats and the fallbacks, for quantize's help. */
+function blockSizes() {
+  const sizes = [...new Set(MODEL_FORMATS.map((t) => t.blockSize))].sort((a, b) => b - a);
+  const min = sizes[sizes.length - 1];
+  return `  blocks of ${sizes.map((n) => `${n}: ${names(MODEL_FORMATS.filter((t) => t.blockSize === n))}`).join('\n  blocks of ')}
+  rows of a multiple of ${min} only: ${MODEL_FORMATS.filter((t) => t.blockSize > min)
+    .map((t) => `${t.name} -> ${fallbackFor(t, min)?.name ?? 'kept'}`)
+    .join(', ')}`;
+}
 
 /** @type {Record<string, Command>} */
 const COMMANDS = {
@@ -67,7 +154,12 @@ const COMMANDS = {
     positionals: ['FILE'],
     options: { tensor: { type: 'string' }, as: { type: 'string' } },
     details: `  --tensor NAME  that tensor only
-  --as T,...     the formats to try (default ${FORMATS.join(',')}; also q8_1, f16, bf16)
+  --as T,...     the formats to try (default ${MODEL_FORMATS.map((t) => t.name).join(',')};
+                 any of ${names(STATS_FORMATS)})
+
+Per tensor and format: bits per weight, RMSE and max |err| over the tensor, SNR, and the RMSE of
+the worst block and of the worst sub-block (formats with sub-block scales; '-' otherwise). A
+format whose blocks do not fit the tensor's rows (ne0) gets a line saying so.
 `,
     run: stats,
   },
@@ -76,11 +168,16 @@ const COMMANDS = {
     about: 'requantize the float tensors of a model to T, streaming',
     positionals: ['IN', 'OUT'],
     options: { type: { type: 'string' }, 'keep-1d': { type: 'string' }, force: { type: 'boolean' } },
-    details: `  --type T       ${Object.keys(FILE_TYPE).join(', ')}: float tensors of 2+ dimensions whose rows
-                 are whole blocks become T; everything else is copied as it is
+    details: `  --type T       one of ${names(MODEL_FORMATS)} (any case):
+                 float tensors of 2+ dimensions whose rows (ne0 values) are whole blocks
+                 of T become T; 1-D and quantized tensors are copied as they are
   --keep-1d f32  store 1-D float tensors (norms, biases) as F32
   --force        replace OUT if it exists (never when it is IN, by any name)
 
+Rows that are not whole blocks of T: the tensor becomes the format with the fewest bits per
+weight above T's whose blocks fit its rows, or, when none fits, stays in its float type. Each
+tensor is listed with what it became and why.
+${blockSizes()}
 general.file_type and general.quantization_version are set as llama.cpp sets them.
 OUT is written under a temporary name beside it (.OUT.<random>.tmp), flushed, then renamed into
 place; on an error or a signal the temporary file is removed and OUT is left as it was.
@@ -454,40 +551,40 @@ async function dump(pos, opt, print) {
 
 /** @type {Command['run']} */
 async function stats(pos, opt, print, err) {
-  const formats = typeof opt.as === 'string' ? opt.as.split(',') : FORMATS;
-  for (const t of formats)
-    if (!FORMATS.includes(t) && t !== 'q8_1' && t !== 'f16' && t !== 'bf16')
-      throw new Usage(`--as: unknown format ${t}`, 'stats');
+  /** @type {Format[]} */
+  const formats = [];
+  for (const name of typeof opt.as === 'string' ? opt.as.split(',') : MODEL_FORMATS.map((t) => t.name)) {
+    const t = formatIn(name, STATS_FORMATS);
+    if (!t) throw new Usage(`--as: ${name} is not one of ${names(STATS_FORMATS)}`, 'stats');
+    formats.push(t);
+  }
   const { f } = await openInput(pos[0]);
   try {
     const bq = await init();
-    const chosen = f.tensors.filter(
-      (t) => FLOATS.has(t.type) && (opt.tensor === undefined || t.name === opt.tensor) && (t.dims[0] ?? 1) % 32 === 0,
-    );
+    const chosen = f.tensors.filter((t) => FLOATS.has(t.type) && (opt.tensor === undefined || t.name === opt.tensor));
     if (opt.tensor !== undefined && chosen.length === 0)
-      throw tag(
-        new Error(`no F32/F16/BF16 tensor named ${JSON.stringify(opt.tensor)} with rows of a multiple of 32`),
-        pos[0],
-      );
+      throw tag(new Error(`no F32/F16/BF16 tensor named ${JSON.stringify(opt.tensor)}`), pos[0]);
     const total = chosen.reduce((s, t) => s + t.nElements, 0);
     let done = 0;
-    print(`${'tensor'.padEnd(32)} ${'format'.padEnd(6)} bits/w   RMSE         max |err|    SNR dB`);
+    print(
+      `${'tensor'.padEnd(32)} ${'format'.padEnd(7)} bits/w   RMSE         max |err|    SNR dB   worst block  worst sub`,
+    );
+    const e = (/** @type {number} */ v) => v.toExponential(4);
     for (const t of chosen) {
       const x = await about(pos[0], () => bq.dequantizeTensor(f, t.name));
+      const ne0 = t.dims[0] ?? 1;
       let signal = 0;
       for (const v of x) signal += v * v;
       for (const fmt of formats) {
-        const s = bq.blockStats(fmt, x);
-        let se = 0,
-          mx = 0;
-        for (let b = 0; b < s.rmse.length; b++) {
-          se += s.rmse[b] * s.rmse[b] * 32;
-          mx = Math.max(mx, s.maxAbs[b]);
+        const head = `${t.name.padEnd(32)} ${fmt.name.padEnd(7)}`;
+        if (ne0 % fmt.blockSize !== 0) {
+          print(`${head} rows of ${ne0} are not whole blocks of ${fmt.blockSize}`);
+          continue;
         }
-        const { blockSize, typeSize } = typeInfo(fmt);
-        const snr = se === 0 ? Infinity : 10 * Math.log10(signal / se);
+        const m = errors(bq, fmt, x);
+        const snr = m.se === 0 ? Infinity : 10 * Math.log10(signal / m.se);
         print(
-          `${t.name.padEnd(32)} ${fmt.padEnd(6)} ${((typeSize * 8) / blockSize).toFixed(2).padStart(6)}   ${Math.sqrt(se / x.length).toExponential(4)}   ${mx.toExponential(4)}   ${snr.toFixed(2).padStart(7)}`,
+          `${head} ${bitsPerWeight(fmt).toFixed(2).padStart(6)}   ${e(Math.sqrt(m.se / x.length))}   ${e(m.max)}   ${snr.toFixed(2).padStart(7)}   ${m.block < 0 ? '-'.padEnd(10) : e(m.block)}   ${m.sub < 0 ? '-' : e(m.sub)}`,
         );
       }
       done += t.nElements;
@@ -500,18 +597,53 @@ async function stats(pos, opt, print, err) {
 }
 
 /**
+ * The error of quantizing x to fmt: the sum of squared errors, the largest |error|, and the RMSE
+ * of the worst block and sub-block (-1 when the format has none). Block formats from their block
+ * statistics; float formats (one value per "block") by a round trip.
+ * @param {Awaited<ReturnType<typeof init>>} bq @param {Format} fmt @param {Float32Array} x
+ */
+function errors(bq, fmt, x) {
+  let se = 0,
+    max = 0,
+    block = -1,
+    sub = -1;
+  if (fmt.blockSize === 1) {
+    const y = bq.dequantize(fmt.id, bq.quantize(fmt.id, x));
+    for (let i = 0; i < x.length; i++) {
+      const d = Math.abs(x[i] - y[i]);
+      se += d * d;
+      max = Math.max(max, d);
+    }
+    return { se, max, block, sub };
+  }
+  const s = bq.blockStats(fmt.id, x);
+  for (let b = 0; b < s.rmse.length; b++) {
+    se += s.rmse[b] * s.rmse[b] * fmt.blockSize;
+    max = Math.max(max, s.maxAbs[b]);
+    block = Math.max(block, s.rmse[b]);
+  }
+  if (s.sub) for (const r of s.sub.rmse) sub = Math.max(sub, r);
+  return { se, max, block, sub };
+}
+
+/**
  * The metadata of a model quantized to `type`: general.file_type and general.quantization_version
  * as llama.cpp's quantizer writes them (UINT32), each replacing the input's entry in place or,
- * when the input has none, added after its last general.* key.
+ * when the input has none, added after its last general.* key. For a format without a llama.cpp
+ * file type, the input's general.file_type is dropped (it would name another format).
  * @param {import('./gguf-format.js').KV[]} kv
- * @param {keyof typeof FILE_TYPE} type
+ * @param {string} type the format's name
  */
 function quantizedKV(kv, type) {
   const set = [
-    { key: 'general.file_type', type: GGUFValueType.UINT32, value: FILE_TYPE[type] },
+    ...(Object.hasOwn(FILE_TYPE, type)
+      ? [{ key: 'general.file_type', type: GGUFValueType.UINT32, value: FILE_TYPE[type] }]
+      : []),
     { key: 'general.quantization_version', type: GGUFValueType.UINT32, value: QNT_VERSION },
   ];
-  const out = kv.map((e) => set.find((s) => s.key === e.key) ?? e);
+  const out = kv
+    .filter((e) => e.key !== 'general.file_type' || set.some((s) => s.key === e.key))
+    .map((e) => set.find((s) => s.key === e.key) ?? e);
   const missing = set.filter((s) => !kv.some((e) => e.key === s.key));
   let at = 0;
   kv.forEach((e, i) => {
@@ -524,12 +656,9 @@ function quantizedKV(kv, type) {
 /** @type {Command['run']} */
 async function quantize(pos, opt, print, err) {
   const [inPath, outPath] = pos;
-  const type = opt.type;
-  if (typeof type !== 'string' || !Object.hasOwn(FILE_TYPE, type))
-    throw new Usage(`--type must be one of ${Object.keys(FILE_TYPE).join(', ')}`, 'quantize');
+  const target = typeof opt.type === 'string' ? formatIn(opt.type, MODEL_FORMATS) : undefined;
+  if (!target) throw new Usage(`--type must be one of ${names(MODEL_FORMATS)}`, 'quantize');
   if (opt['keep-1d'] !== undefined && opt['keep-1d'] !== 'f32') throw new Usage('--keep-1d takes f32', 'quantize');
-  const target = GGMLType[/** @type {keyof typeof GGMLType} */ (type.toUpperCase())];
-  const ftype = /** @type {keyof typeof FILE_TYPE} */ (type);
   // The input's device and inode tell whether OUT is the same file. (Were the path swapped
   // between the stat and the open, OUT would still be written whole from the open input.)
   const { st: input, f } = await openInput(inPath);
@@ -539,7 +668,6 @@ async function quantize(pos, opt, print, err) {
       outPath,
       input,
       target,
-      type: ftype,
       keep1d: opt['keep-1d'] === 'f32',
       force: opt.force === true,
     };
@@ -552,30 +680,22 @@ async function quantize(pos, opt, print, err) {
 /**
  * quantize, once the input is open: plans the tensors, writes OUT through writeOutput.
  * @param {Awaited<ReturnType<typeof openGGUF>>} f the input
- * @param {{ inPath: string, outPath: string, input: { dev: number, ino: number }, target: number,
- *   type: keyof typeof FILE_TYPE, keep1d: boolean, force: boolean }} job `input`: the input's device
- *   and inode; `target`: the ggml type id of `type`
+ * @param {{ inPath: string, outPath: string, input: { dev: number, ino: number }, target: Format,
+ *   keep1d: boolean, force: boolean }} job `input`: the input's device and inode
  * @param {(s: string) => void} print
  * @param {Out} err
  */
 async function quantizeTo(f, job, print, err) {
-  const { inPath, outPath, input, target, type } = job;
+  const { inPath, outPath, input, target } = job;
   const bq = await init();
-  // Each float tensor of 2+ dimensions whose rows are whole blocks becomes `type`; 1-D tensors
-  // stay as they are (or become F32 with --keep-1d f32); everything else is copied.
   const plan = f.tensors.map((t) => {
-    const is1d = t.dims.filter((d) => d > 1).length <= 1 && t.dims.length <= 1;
-    let to = t.type;
-    if (FLOATS.has(t.type)) {
-      if (is1d) to = job.keep1d ? GGMLType.F32 : t.type;
-      else if (t.dims[0] % 32 === 0) to = target;
-    }
+    const { to, why } = planTensor(t, target, job.keep1d);
     const info = typeInfo(to);
-    return { t, to, byteLength: (t.nElements / info.blockSize) * info.typeSize };
+    return { t, to, why, byteLength: (t.nElements / info.blockSize) * info.typeSize };
   });
   const { header, offsets, alignment } = await about(inPath, async () =>
     writeGGUFHeader({
-      kv: quantizedKV(f.kv, type),
+      kv: quantizedKV(f.kv, target.name),
       alignment: f.alignment,
       tensors: plan.map((p) => ({ name: p.t.name, type: p.to, dims: p.t.dims, byteLength: p.byteLength })),
     }),
@@ -607,9 +727,38 @@ async function quantizeTo(f, job, print, err) {
       progress(err, done, total);
     }
   });
-  const changed = plan.filter((p) => p.to !== p.t.type).length;
-  print(`${outPath}: ${changed} of ${plan.length} tensors converted to ${type}`);
+  const w = Math.max(4, ...plan.map((p) => p.t.name.length));
+  /** @type {Map<string, number>} */
+  const others = new Map();
+  for (const { t, to, why } of plan) {
+    const from = typeInfo(t.type).name;
+    const did = to === t.type ? `${from} kept` : `${from} -> ${typeInfo(to).name}`;
+    print(`  ${t.name.padEnd(w)}  ${why ? `${did.padEnd(16)}  (${why})` : did}`);
+    if (to !== t.type && to !== target.id) others.set(typeInfo(to).name, (others.get(typeInfo(to).name) ?? 0) + 1);
+  }
+  const converted = plan.filter((p) => p.to === target.id && p.t.type !== target.id).length;
+  print(
+    `${outPath}: ${converted} of ${plan.length} tensors converted to ${target.name}${[...others].map(([n, k]) => `, ${k} to ${n}`).join('')}`,
+  );
   return 0;
+}
+
+/**
+ * What quantize does with one tensor: a float tensor of 2+ dimensions becomes `target` when its
+ * rows (ne0 values) are whole blocks of it, else the fallback format (fallbackFor), else stays;
+ * a 1-D float tensor stays (or becomes F32 with --keep-1d f32); any other tensor is copied.
+ * @param {import('./gguf-format.js').TensorInfo} t @param {Format} target @param {boolean} keep1d
+ * @returns {{ to: number, why: string }} the type written, and why it is not `target` ('' if it is)
+ */
+function planTensor(t, target, keep1d) {
+  if (!FLOATS.has(t.type))
+    return { to: t.type, why: typeInfo(t.type).blockSize > 1 ? 'already quantized' : 'not a float tensor' };
+  if (t.dims.length <= 1) return { to: keep1d ? GGMLType.F32 : t.type, why: keep1d ? '1-D, --keep-1d f32' : '1-D' };
+  const ne0 = t.dims[0];
+  if (ne0 % target.blockSize === 0) return { to: target.id, why: '' };
+  const fb = fallbackFor(target, ne0);
+  if (fb) return { to: fb.id, why: `rows of ${ne0} are not whole ${target.name} blocks of ${target.blockSize}` };
+  return { to: t.type, why: `rows of ${ne0} are not whole blocks of any format` };
 }
 
 /**

@@ -137,7 +137,11 @@ test('errors name the file and exit 1; bad usage exits 2 with help', async () =>
     [],
     ['frob'],
     ['inspect'],
-    ['quantize', tiny, 'x.gguf', '--type', 'q3_k'],
+    ['quantize', tiny, 'x.gguf', '--type', 'q8_K'], // activation formats are not model formats
+    ['quantize', tiny, 'x.gguf', '--type', 'q8_1'],
+    ['quantize', tiny, 'x.gguf', '--type', 'f16'],
+    ['quantize', tiny, 'x.gguf', '--type', 'q9_0'],
+    ['stats', tiny, '--as', 'q8_K,q9_0'],
     ['dump', tiny, 'blk.0.q', '--rows', 'x'],
   ]) {
     const u = await run(...args);
@@ -234,4 +238,151 @@ test('every spelling of a command help, and strict options with the command usag
     assert.equal(r.code, 2, args.join(' '));
     assert.match(r.err, /\n\nusage: blockquant /);
   }
+});
+
+// K-quants. Rows of 512 are whole 256-blocks; rows of 96 are whole 32-blocks only; rows of 50 are
+// neither. The values: a smooth signal with a slow drift (no block is constant).
+const K_TYPES = ['q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
+// llama.cpp's LLAMA_FTYPE_MOSTLY_* for a model in one K type (llama.h: Q2_K 10, Q3_K_S 11,
+// Q4_K_S 14, Q5_K_S 16, Q6_K 18; one type for every tensor is the _S mix).
+const K_FILE_TYPE = { q2_K: 10, q3_K: 11, q4_K: 14, q5_K: 16, q6_K: 18 };
+// The documented fallback for rows that are not whole 256-blocks: the format with the fewest bits
+// per weight above the target's whose blocks fit (bits/w: q4_0 4.5, q4_1 5, q5_0 5.5, q5_1 6,
+// q8_0 8.5; q2_K 2.625, q3_K 3.4375, q4_K 4.5, q5_K 5.5, q6_K 6.5625).
+const K_FALLBACK = { q2_K: 'q4_0', q3_K: 'q4_0', q4_K: 'q4_1', q5_K: 'q5_1', q6_K: 'q8_0' };
+// Relative RMSE bound of a b-bit K type: 2^(1-b) of the signal's RMS (half of a sub-block's range
+// split into 2^b - 1 steps is far above what the rounding leaves on a smooth signal).
+const K_BITS = { q2_K: 2, q3_K: 3, q4_K: 4, q5_K: 5, q6_K: 6 };
+
+const signal = (n, k) => new Float32Array(n).map((_, i) => Math.sin(i * k) * (1 + (i % 97) / 50) + Math.cos(i * 0.013));
+const kw = signal(512 * 4, 0.37);
+const kodd = signal(96 * 4, 0.7);
+const ktiny = signal(50 * 3, 1.3);
+const knorm = signal(512, 0.1);
+const kq = bq.quantize('q4_K', signal(256 * 3, 0.9));
+const kfile = join(dir, 'k.gguf');
+writeFileSync(
+  kfile,
+  writeGGUF({
+    kv: [{ key: 'general.name', type: 8, value: 'k' }],
+    tensors: [
+      { name: 'blk.0.w', type: GGMLType.F32, dims: [512, 4], data: new Uint8Array(kw.buffer) },
+      { name: 'blk.0.odd', type: GGMLType.F32, dims: [96, 4], data: new Uint8Array(kodd.buffer) },
+      { name: 'blk.0.tiny', type: GGMLType.F32, dims: [50, 3], data: new Uint8Array(ktiny.buffer) },
+      { name: 'blk.0.norm', type: GGMLType.F32, dims: [512], data: new Uint8Array(knorm.buffer) },
+      { name: 'blk.0.k', type: GGMLType.Q4_K, dims: [256, 3], data: kq },
+    ],
+  }),
+);
+
+const rms = (x) => Math.sqrt(x.reduce((s, v) => s + v * v, 0) / x.length);
+const rmse = (x, y) => Math.sqrt(x.reduce((s, v, i) => s + (v - y[i]) ** 2, 0) / x.length);
+
+for (const type of K_TYPES) {
+  test(`quantize --type ${type}: whole-block rows become ${type}, others fall back as documented`, async () => {
+    const out = join(dir, `k-${type}.gguf`);
+    const r = await run('quantize', kfile, out, '--type', type);
+    assert.equal(r.code, 0, r.err);
+    const g = parseGGUF(new Uint8Array(readFileSync(out)));
+    assert.deepEqual(
+      g.tensors.map((t) => [t.name, t.type, t.dims]),
+      [
+        ['blk.0.w', GGMLType[type.toUpperCase()], [512, 4]],
+        ['blk.0.odd', GGMLType[K_FALLBACK[type].toUpperCase()], [96, 4]],
+        ['blk.0.tiny', GGMLType.F32, [50, 3]],
+        ['blk.0.norm', GGMLType.F32, [512]],
+        ['blk.0.k', GGMLType.Q4_K, [256, 3]],
+      ],
+    );
+    const ft = g.kv.find((e) => e.key === 'general.file_type');
+    assert.deepEqual([ft.type, ft.value], [4, K_FILE_TYPE[type]]);
+    // Bytes as the codec's quantizer (bit-exact with ggml, tested elsewhere) writes them.
+    assert.deepEqual(g.tensorBytes('blk.0.w'), bq.quantize(type, kw));
+    assert.deepEqual(g.tensorBytes('blk.0.odd'), bq.quantize(K_FALLBACK[type], kodd));
+    assert.deepEqual(g.tensorBytes('blk.0.tiny'), new Uint8Array(ktiny.buffer));
+    assert.deepEqual(g.tensorBytes('blk.0.k'), kq);
+    // And back: within the type's expected error.
+    const back = await bq.dequantizeTensor(g, 'blk.0.w');
+    const e = rmse(kw, back) / rms(kw);
+    assert.ok(e < 2 ** (1 - K_BITS[type]), `${type}: relative RMSE ${e}`);
+    assert.ok(e > 0, `${type}: lossless?`);
+    // Each tensor is reported: what it became and why.
+    assert.match(r.out, new RegExp(`^  blk\\.0\\.w +f32 -> ${type}$`, 'm'));
+    assert.match(
+      r.out,
+      new RegExp(
+        `^  blk\\.0\\.odd +f32 -> ${K_FALLBACK[type]} +\\(rows of 96 are not whole ${type} blocks of 256\\)$`,
+        'm',
+      ),
+    );
+    assert.match(r.out, /^ {2}blk\.0\.tiny +f32 kept +\(rows of 50 are not whole blocks of any format\)$/m);
+    assert.match(r.out, /^ {2}blk\.0\.norm +f32 kept +\(1-D\)$/m);
+    assert.match(r.out, /^ {2}blk\.0\.k +q4_K kept +\(already quantized\)$/m);
+    assert.match(r.out, new RegExp(`: 1 of 5 tensors converted to ${type}, 1 to ${K_FALLBACK[type]}\\n$`));
+  });
+}
+
+test('quantize --type takes names in any case and documents the fallback', async () => {
+  const out = join(dir, 'k-upper.gguf');
+  const r = await run('quantize', kfile, out, '--type', 'Q4_K', '--keep-1d', 'f32');
+  assert.equal(r.code, 0, r.err);
+  assert.equal(parseGGUF(new Uint8Array(readFileSync(out))).tensors[0].type, GGMLType.Q4_K);
+  const h = await run('quantize', '--help');
+  for (const t of ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', ...K_TYPES]) assert.match(h.out, new RegExp(`\\b${t}\\b`));
+  assert.doesNotMatch(h.out, /\bq8_K\b|\bq8_1\b/);
+  assert.match(h.out, /fewest bits per\s+weight above/);
+  assert.match(h.out, /q2_K -> q4_0\b/);
+});
+
+test('stats --as K types: totals over the whole tensor, worst block and sub-block', async () => {
+  const r = await run('stats', kfile, '--tensor', 'blk.0.w', '--as', 'q4_K,q6_K,q8_0');
+  assert.equal(r.code, 0, r.err);
+  const lines = r.out.trim().split('\n');
+  assert.equal(lines.length, 4);
+  for (const [i, fmt, bitsWant, sub] of [
+    [1, 'q4_K', '4.50', 32],
+    [2, 'q6_K', '6.56', 16],
+    [3, 'q8_0', '8.50', 0],
+  ]) {
+    const back = bq.dequantize(fmt, bq.quantize(fmt, kw));
+    const B = fmt === 'q8_0' ? 32 : 256;
+    const worst = (n) => {
+      let w = 0;
+      for (let o = 0; o < kw.length; o += n) w = Math.max(w, rmse(kw.subarray(o, o + n), back.subarray(o, o + n)));
+      return w;
+    };
+    const [, name, bits, total, maxAbs, , worstBlock, worstSub] = lines[i].split(/\s+/);
+    assert.deepEqual([name, bits], [fmt, bitsWant]);
+    const close = (got, want, what) =>
+      assert.ok(Math.abs(Number(got) - want) <= 1e-4 * want, `${fmt} ${what}: ${got} vs ${want}`);
+    close(total, rmse(kw, back), 'RMSE');
+    close(maxAbs, Math.max(...kw.map((v, j) => Math.abs(v - back[j]))), 'max |err|');
+    close(worstBlock, worst(B), 'worst block RMSE');
+    if (sub) close(worstSub, worst(sub), 'worst sub-block RMSE');
+    else assert.equal(worstSub, '-');
+  }
+  // A tensor whose rows are not whole blocks of a format gets a line saying so.
+  const o = await run('stats', kfile, '--tensor', 'blk.0.odd', '--as', 'q4_K,q4_0');
+  assert.equal(o.code, 0, o.err);
+  assert.match(o.out, /^blk\.0\.odd +q4_K +rows of 96 are not whole blocks of 256$/m);
+  assert.match(o.out, /^blk\.0\.odd +q4_0 +4\.50 /m);
+  // The default list has the K types.
+  const d = await run('stats', kfile, '--tensor', 'blk.0.w');
+  assert.equal(d.code, 0, d.err);
+  for (const t of ['q8_0', 'q6_K', 'q5_K', 'q5_1', 'q5_0', 'q4_K', 'q4_1', 'q4_0', 'q3_K', 'q2_K'])
+    assert.match(d.out, new RegExp(`^blk\\.0\\.w +${t} `, 'm'));
+});
+
+test('dump decodes rows of a K tensor; inspect names K types', async () => {
+  const r = await run('dump', kfile, 'blk.0.k', '--rows', '1:3');
+  assert.equal(r.code, 0, r.err);
+  const rows = r.out
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' ').map(Number));
+  const want = bq.dequantize('q4_K', kq);
+  assert.deepEqual(rows, [Array.from(want.subarray(256, 512)), Array.from(want.subarray(512, 768))]);
+  const i = await run('inspect', kfile);
+  assert.match(i.out, /^ {2}blk\.0\.k +q4_K +\[256, 3\] +432 /m);
+  assert.match(i.out, /^ {2}q4_K +1 tensors, 768 elements, 432 bytes$/m);
 });
