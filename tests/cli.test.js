@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { main } from '../js/cli.js';
 import { writeGGUF, parseGGUF, GGMLType } from '../js/node.js';
 import { codec } from './lib/helpers.js';
+import { Bytes } from './lib/gguf-bytes.js';
 
 const bq = await codec();
 const dir = mkdtempSync(join(tmpdir(), 'bq-cli-'));
@@ -385,4 +386,27 @@ test('dump decodes rows of a K tensor; inspect names K types', async () => {
   const i = await run('inspect', kfile);
   assert.match(i.out, /^ {2}blk\.0\.k +q4_K +\[256, 3\] +432 /m);
   assert.match(i.out, /^ {2}q4_K +1 tensors, 768 elements, 432 bytes$/m);
+});
+
+test('quantize reads a big-endian input: K tensors copied to little-endian, floats requantized', async () => {
+  // Built byte by byte: an F32 [512, 2] and a Q4_K [256, 2] (its d and dmin, bytes 0-1 and 2-3
+  // of each 144-byte block, are the only multi-byte fields).
+  const x = signal(1024, 0.21);
+  const q = bq.quantize('q4_K', signal(512, 0.5));
+  const b = new Bytes({ le: false }).header(3, 2, 0);
+  b.tensor('w', [512, 2], GGMLType.F32, 0);
+  b.tensor('k', [256, 2], GGMLType.Q4_K, 4096);
+  b.padTo(32);
+  for (const v of x) b.f32(v);
+  for (let o = 0; o < q.length; o += 144) b.raw(q[o + 1], q[o], q[o + 3], q[o + 2], ...q.subarray(o + 4, o + 144));
+  const input = join(dir, 'k-be.gguf');
+  writeFileSync(input, b.bytes());
+  assert.equal(parseGGUF(new Uint8Array(readFileSync(input))).littleEndian, false);
+  const out = join(dir, 'k-be-out.gguf');
+  const r = await run('quantize', input, out, '--type', 'q5_K');
+  assert.equal(r.code, 0, r.err);
+  const g = parseGGUF(new Uint8Array(readFileSync(out)));
+  assert.equal(g.littleEndian, true);
+  assert.deepEqual(g.tensorBytes('w'), bq.quantize('q5_K', x));
+  assert.deepEqual(g.tensorBytes('k'), q);
 });
