@@ -1,0 +1,100 @@
+/* Helpers shared by the SIMD128 kernels of the non-linear 4-bit formats (iq4_nl.c, iq4_xs.c,
+ * mxfp4.c) and the grid decoders (iq2_xxs.c, iq3_xxs.c, iq3_s.c).
+ *
+ * Values are small signed integers (a 16-entry table for the 4-bit formats, grid magnitudes times
+ * a sign for the grid formats), so each goes into the top byte of an i32 lane with zeros below
+ * (bq_top_bytes_mul), converts exactly as value * 2^24 and is multiplied by scale * 2^-24: the same
+ * real number as value * scale, so it rounds once, exactly as the reference's product. scale *
+ * 2^-24 is exact wherever these kernels use it: an fp16 d (or a product of one with a small
+ * integer or a power of two) is 0, at least 2^-27, Inf or NaN. */
+#ifndef BQ_SIMD_IQ_H
+#define BQ_SIMD_IQ_H
+
+#include "../iquants.h"
+#include "../iquants4.h"
+#include "kq45.h"
+
+/* The kernels of these files, until kernels.inc lists them (bq.h then declares them again). */
+BQ_DEQUANTIZE_PROTO(iq4_nl, __simd128);
+BQ_DOT_PROTO(iq4_nl, q8_0, __simd128);
+BQ_DOT_PROTO(iq4_nl, f32, __simd128);
+BQ_MATVEC_PROTO(iq4_nl, q8_0, __simd128);
+BQ_DEQUANTIZE_PROTO(mxfp4, __simd128);
+BQ_DOT_PROTO(mxfp4, q8_0, __simd128);
+BQ_DOT_PROTO(mxfp4, f32, __simd128);
+BQ_MATVEC_PROTO(mxfp4, q8_0, __simd128);
+BQ_DEQUANTIZE_PROTO(iq4_xs, __simd128);
+BQ_DOT_PROTO(iq4_xs, q8_K, __simd128);
+BQ_DOT_PROTO(iq4_xs, f32, __simd128);
+BQ_MATVEC_PROTO(iq4_xs, q8_K, __simd128);
+BQ_DEQUANTIZE_PROTO(iq2_xxs, __simd128);
+BQ_DEQUANTIZE_PROTO(iq3_xxs, __simd128);
+BQ_DEQUANTIZE_PROTO(iq3_s, __simd128);
+
+/* The value tables as literal swizzle sources (V8 keeps a literal in a register across the loop;
+ * a table loaded from memory may be re-read at each use). Checked against bq_kvalues_iq4nl and
+ * bq_kvalues_mxfp4 by the tests, through the kernels' results. */
+#define BQ_IQ4NL_VALUES \
+  wasm_i8x16_const(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
+#define BQ_MXFP4_VALUES wasm_i8x16_const(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12)
+
+/* The table values of the 32 nibble codes at q (16 bytes as IQ4_NL lays them out): elements 0..15
+ * (low nibbles) in *lo, 16..31 (high nibbles) in *hi, as i8. */
+static inline void bq_iq4_values(const bq_k *k, v128_t table, v128_t q, v128_t *lo, v128_t *hi) {
+  *lo = wasm_i8x16_swizzle(table, wasm_v128_and(q, k->nib));
+  *hi = wasm_i8x16_swizzle(table, bq_hi4(k, q));
+}
+
+/* The 32 weights value * d of the codes at q into w[0..7], d24 = d * 2^-24 splat. */
+static inline void bq_iq4_weights(const bq_k *k, v128_t table, const uint8_t *q, v128_t d24,
+                                  v128_t w[8]) {
+  v128_t lo, hi;
+  bq_iq4_values(k, table, wasm_v128_load(q), &lo, &hi);
+  bq_top_bytes_mul(lo, d24, w);
+  bq_top_bytes_mul(hi, d24, w + 4);
+}
+
+/* Signed values of 16 elements: magnitudes g (bytes 0..127) negated where the byte mask m is all
+ * ones (two's complement: (g ^ m) - m). */
+static inline v128_t bq_iq_signed(v128_t g, v128_t m) {
+  return wasm_i8x16_sub(wasm_v128_xor(g, m), m);
+}
+
+/* Sign masks of 32 elements from four sign bytes s (byte g: group g's 8 elements, bit j set:
+ * element j negative), splat in every u32 lane of s: elements 0..15 in *m0, 16..31 in *m1. */
+static inline void bq_iq_sign_masks(v128_t s, v128_t *m0, v128_t *m1) {
+  const v128_t bit = wasm_i8x16_const(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  *m0 = wasm_i8x16_eq(wasm_v128_and(wasm_i8x16_swizzle(s, wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0,
+                                                                           1, 1, 1, 1, 1, 1, 1, 1)),
+                                    bit),
+                      bit);
+  *m1 = wasm_i8x16_eq(wasm_v128_and(wasm_i8x16_swizzle(s, wasm_i8x16_const(2, 2, 2, 2, 2, 2, 2, 2,
+                                                                           3, 3, 3, 3, 3, 3, 3, 3)),
+                                    bit),
+                      bit);
+}
+
+/* ggml's four sign bytes of a sub-block whose u32 w holds 7-bit indices into ksigns_iq2xs. */
+static inline uint32_t bq_iq_ksigns4(uint32_t w) {
+  const uint8_t *ks = bq_ksigns_iq2xs;
+  return (uint32_t)ks[w & 127] | (uint32_t)ks[w >> 7 & 127] << 8 |
+         (uint32_t)ks[w >> 14 & 127] << 16 | (uint32_t)ks[w >> 21 & 127] << 24;
+}
+
+/* One grid sub-block: 32 magnitudes (g0: elements 0..15, g1: 16..31), its four sign bytes s
+ * (splat), and db * 2^-24 (splat), stored at y. */
+static inline void bq_iq_grid_store(v128_t g0, v128_t g1, v128_t s, v128_t d24, float *y) {
+  v128_t m0, m1, w[8];
+  bq_iq_sign_masks(s, &m0, &m1);
+  bq_top_bytes_mul(bq_iq_signed(g0, m0), d24, w);
+  bq_top_bytes_mul(bq_iq_signed(g1, m1), d24, w + 4);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
+/* A float through the scale slot (simd.h): stored as bits, read back splat by one load. */
+static inline v128_t bq_iq_slot_splat(float f) {
+  bq_scale_slot[0] = bq_bits(f);
+  return wasm_v128_load32_splat(bq_scale_slot_alias);
+}
+
+#endif

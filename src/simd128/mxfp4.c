@@ -1,0 +1,126 @@
+/* MXFP4 SIMD128 kernels: dequantize bit-exact with ref/mxfp4.c; dot with Q8_0 from the same exact
+ * integer block sums and per-block terms (2^(e-128) * dy) * sumi in 4 lanes (groups of 4 blocks).
+ *
+ * The scale is ggml's GGML_E8M0_TO_FP32_HALF, 2^(e - 128), and the table holds twice the E2M1
+ * values (bq_kvalues_mxfp4), so a weight is value * 2^(e - 128), exact or overflowing to Inf. The
+ * decoders multiply value * 2^24 by 2^(e - 152), exact for e >= 3; blocks with a smaller e (scale
+ * 2^-128..2^-126, where 2^(e - 152) is not a float) are decoded by the reference. */
+#include "iq.h"
+
+enum {
+  XS = sizeof(block_mxfp4),
+  YS = sizeof(block_q8_0),
+  XE = offsetof(block_mxfp4, e),
+  XQS = offsetof(block_mxfp4, qs),
+  YQS = offsetof(block_q8_0, qs)
+};
+static_assert(BQ_BLK_mxfp4 == BQ_B32 && XE == 0, "32 values, e first");
+static_assert(sizeof(block_mxfp4) <= BQ_B32_MAX_BYTES, "fits the helpers' padded groups");
+
+/* The bits of 2^(e - 152) for e >= 26 (normal); 0 when the block takes the reference (e < 26:
+ * rare, and it keeps the common path free of the subnormal cases). */
+static inline uint32_t scale24_bits(uint8_t e) { return e >= 26 ? (uint32_t)(e - 25) << 23 : 0; }
+
+/* One block's 32 weights into w (the reference's bytes for a rare small e). */
+static inline void block(const bq_k *k, const uint8_t *p, uint32_t *st, const uint32_t *ld,
+                         v128_t w[8]) {
+  const uint32_t bits = scale24_bits(p[XE]);
+  if (__builtin_expect(bits == 0, 0)) {
+    float t[BQ_B32];
+    bq_mxfp4_dequantize__ref(p, t, BQ_B32);
+    for (int j = 0; j < 8; j++) w[j] = wasm_v128_load(t + 4 * j);
+    return;
+  }
+  st[0] = bits;
+  bq_iq4_weights(k, BQ_MXFP4_VALUES, p + XQS, wasm_v128_load32_splat(ld), w);
+}
+
+BQ_DEQUANTIZE_PROTO(mxfp4, __simd128) {
+  if (n % BQ_BLK_mxfp4) return BQ_EINVAL;
+  const bq_k k = bq_consts();
+  uint32_t *st = bq_scale_slot;
+  const uint32_t *ld = bq_scale_slot_alias;
+  const uint8_t *p = x;
+  const size_t nb = n / BQ_BLK_mxfp4;
+  size_t i = 0;
+  /* Two blocks per iteration, as bq_dequantize_blocks (V8's back-edge bookkeeping). */
+  for (; i + 2 <= nb; i += 2, p += 2 * XS, y += 2 * BQ_B32) {
+    v128_t w[8];
+    block(&k, p, st, ld, w);
+    for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+    block(&k, p + XS, st, ld, w);
+    for (int j = 0; j < 8; j++) wasm_v128_store(y + BQ_B32 + 4 * j, w[j]);
+  }
+  if (i < nb) {
+    v128_t w[8];
+    block(&k, p, st, ld, w);
+    for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+  }
+  return BQ_OK;
+}
+
+BQ_DOT_PROTO(mxfp4, f32, __simd128) {
+  if (n % BQ_BLK_mxfp4) return BQ_EINVAL;
+  const bq_k k = bq_consts();
+  uint32_t *st = bq_scale_slot;
+  const uint32_t *ld = bq_scale_slot_alias;
+  const uint8_t *p = x;
+  const float *v = y;
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < n / BQ_BLK_mxfp4; i++, p += XS, v += BQ_B32) {
+    v128_t w[8];
+    block(&k, p, st, ld, w);
+    for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
+    sum = wasm_f32x4_add(sum, bq_sum8(w));
+  }
+  wasm_v128_store(acc, sum);
+  return BQ_OK;
+}
+
+static inline v128_t isum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
+  v128_t lo, hi;
+  bq_iq4_values(k, BQ_MXFP4_VALUES, wasm_v128_load(a + XQS), &lo, &hi);
+  return bq_dot_i8x32(lo, hi, wasm_v128_load(b + YQS), wasm_v128_load(b + YQS + 16));
+}
+
+/* Terms (dy * 2^(e-128)) * sumi of four blocks. 2^(e-128) from the E8M0 byte in integer lanes:
+ * (e - 1) << 23 for e >= 2, and the subnormals 2^-128 = 0x00200000, 2^-127 = 0x00400000, that is
+ * (e + 1) << 21, for e = 0 and 1 (bq_e8m0_half). */
+static inline v128_t terms(const uint8_t *a, v128_t si, v128_t dy) {
+  const v128_t e = wasm_v128_and(bq_load_u16x4(a + XE, XS), wasm_i32x4_const(255, 255, 255, 255));
+  const v128_t one = wasm_i32x4_const(1, 1, 1, 1);
+  const v128_t dx = wasm_v128_bitselect(wasm_i32x4_shl(wasm_i32x4_add(e, one), 21),
+                                        wasm_i32x4_shl(wasm_i32x4_sub(e, one), 23),
+                                        wasm_u32x4_lt(e, wasm_i32x4_const(2, 2, 2, 2)));
+  return wasm_f32x4_mul(wasm_f32x4_mul(dy, dx), wasm_f32x4_convert_i32x4(si));
+}
+
+static inline v128_t step4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
+  const v128_t si = bq_hsum4_i32(isum(k, a, b), isum(k, a + XS, b + YS),
+                                 isum(k, a + 2 * XS, b + 2 * YS), isum(k, a + 3 * XS, b + 3 * YS));
+  return terms(a, si, bq_h2f_x4(k, bq_load_u16x4(b, YS)));
+}
+
+BQ_DOT_PROTO(mxfp4, q8_0, __simd128) {
+  if (n % BQ_BLK_mxfp4) return BQ_EINVAL;
+  bq_dot4(x, y, n / BQ_BLK_mxfp4, XS, YS, acc, step4);
+  return BQ_OK;
+}
+
+/* matvec: step4's terms against activations prepared once (simd128/matvec.c). */
+static inline v128_t pstep4(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i) {
+  v128_t s[4];
+  /* Not unrolled: V8 hoists the loads of unrolled copies and then spills. */
+#pragma clang loop unroll(disable)
+  for (int b = 0; b < 4; b++) {
+    v128_t lo, hi;
+    bq_iq4_values(k, BQ_MXFP4_VALUES, wasm_v128_load(a + XS * b + XQS), &lo, &hi);
+    s[b] = bq_dot_i8_i16(lo, hi, p->q + (i + b) * BQ_B32);
+  }
+  return terms(a, bq_hsum4_i32(s[0], s[1], s[2], s[3]), wasm_v128_load(p->d + i));
+}
+
+BQ_MATVEC_PROTO(mxfp4, q8_0, __simd128) {
+  return bq_matvec_prepared(w, rows, cols, x, y, XS, YS, YQS, BQ_PREP_PLAIN, pstep4,
+                            bq_mxfp4_dot_q8_0__simd128);
+}
