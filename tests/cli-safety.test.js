@@ -346,6 +346,20 @@ test('per-command --help, --opt=value, and strict options (exit 2 with the comma
     o.tensors.map((t) => t.type),
     [GGMLType.Q5_0, GGMLType.F32],
   );
+  // A K type, spelled as llama.cpp spells it: rows of 4096 are whole 256-blocks.
+  const k = await run(['quantize', input, join(dir, 'k.gguf'), '--type=Q4_K']);
+  assert.equal(k.code, 0, k.err);
+  const kg = parseGGUF(new Uint8Array(readFileSync(join(dir, 'k.gguf'))));
+  assert.deepEqual(
+    kg.tensors.map((t) => t.type),
+    [GGMLType.Q4_K, GGMLType.F32],
+  );
+  assert.equal(kg.metadata.get('general.file_type'), 14);
+  assert.match(
+    k.out,
+    /^ {2}blk\.0\.w +f32 -> q4_K\n {2}blk\.0\.norm +f32 kept +\(1-D\)\n.*: 1 of 2 tensors converted to q4_K\n$/,
+  );
+  rmSync(join(dir, 'k.gguf'));
   const d = await run(['dump', input, 'blk.0.w', '--rows=1:3']);
   assert.equal(d.code, 0, d.err);
   assert.equal(d.out.trim().split('\n').length, 2);
