@@ -50,6 +50,8 @@ const Q = 1,
   M = 16,
   S = 32;
 const ALL = Q | D | V | F | M | S;
+// The grid types (IQ2_*, IQ3_*, IQ1_*): no quantizer (ggml's needs an importance matrix), no stats.
+const GRID = D | V | F | M;
 
 /**
  * @typedef {{ name: string, blockSize: number, typeSize: number, vecDot: number, dotStep: number,
@@ -81,43 +83,201 @@ const TABLE = new Map([
   [13, ['q5_K', 256, 176, 15, 256, 32, ALL]],
   [14, ['q6_K', 256, 210, 15, 256, 16, ALL]],
   [15, ['q8_K', 256, 292, -1, 256, 16, Q | D | F]],
-  [16, ['iq2_xxs', 256, 66, -1, 0, 0, 0]],
-  [17, ['iq2_xs', 256, 74, -1, 0, 0, 0]],
-  [18, ['iq3_xxs', 256, 98, -1, 0, 0, 0]],
-  [19, ['iq1_s', 256, 50, -1, 0, 0, 0]],
-  [20, ['iq4_nl', 32, 18, -1, 0, 0, 0]],
-  [21, ['iq3_s', 256, 110, -1, 0, 0, 0]],
-  [22, ['iq2_s', 256, 82, -1, 0, 0, 0]],
-  [23, ['iq4_xs', 256, 136, -1, 0, 0, 0]],
+  [16, ['iq2_xxs', 256, 66, 15, 256, 0, GRID]],
+  [17, ['iq2_xs', 256, 74, 15, 256, 0, GRID]],
+  [18, ['iq3_xxs', 256, 98, 15, 256, 0, GRID]],
+  [19, ['iq1_s', 256, 50, 15, 256, 0, GRID]],
+  [20, ['iq4_nl', 32, 18, 8, 128, 0, Q | D | V | F | M]],
+  [21, ['iq3_s', 256, 110, 15, 256, 0, GRID]],
+  [22, ['iq2_s', 256, 82, 15, 256, 0, GRID]],
+  [23, ['iq4_xs', 256, 136, 15, 256, 32, Q | D | V | F | M]],
   [24, ['i8', 1, 1, -1, 0, 0, 0]],
   [25, ['i16', 1, 2, -1, 0, 0, 0]],
   [26, ['i32', 1, 4, -1, 0, 0, 0]],
   [27, ['i64', 1, 8, -1, 0, 0, 0]],
   [28, ['f64', 1, 8, -1, 0, 0, 0]],
-  [29, ['iq1_m', 256, 56, -1, 0, 0, 0]],
+  [29, ['iq1_m', 256, 56, 15, 256, 0, GRID]],
   [30, ['bf16', 1, 2, 0, 128, 0, ALL]],
-  [34, ['tq1_0', 256, 54, -1, 0, 0, 0]],
-  [35, ['tq2_0', 256, 66, -1, 0, 0, 0]],
-  [39, ['mxfp4', 32, 17, -1, 0, 0, 0]],
+  [34, ['tq1_0', 256, 54, 15, 256, 0, Q | D | V | F | M]],
+  [35, ['tq2_0', 256, 66, 15, 256, 0, Q | D | V | F | M]],
+  [39, ['mxfp4', 32, 17, 8, 128, 0, Q | D | V | F | M]],
 ]);
 
 /**
  * Each block layout, field by field in memory order: [name, kind, count] ('f16': a binary16 scale,
- * 'u32': a little-endian 32-bit word, 'u8'/'i8': bytes of codes). As src/fields.inc and the C block
+ * 'u16'/'u32': little-endian 16/32-bit words of codes, 'u8'/'i8': bytes of codes; 'i16', 'i32',
+ * 'i64', 'f64': the integer and double types' scalars). As src/fields.inc and the C block
  * structs have them (tests/types.test.js checks offsets, sizes and byte-swap units against the wasm
- * build). The float types are one scalar per "block".
- * @type {Map<number, [string, 'f16' | 'bf16' | 'f32' | 'u32' | 'u8' | 'i8' | 'i16', number][]>}
+ * build). The float and integer types are one scalar per "block".
+ * @typedef {'f16' | 'bf16' | 'f32' | 'f64' | 'u16' | 'u32' | 'u8' | 'i8' | 'i16' | 'i32' | 'i64'} Kind
+ * @type {Map<number, [string, Kind, number][]>}
  */
 const LAYOUTS = new Map([
-  [10, [['scales', 'u8', 16], ['qs', 'u8', 64], ['d', 'f16', 1], ['dmin', 'f16', 1]]],
-  [11, [['hmask', 'u8', 32], ['qs', 'u8', 64], ['scales', 'u8', 12], ['d', 'f16', 1]]],
-  [12, [['d', 'f16', 1], ['dmin', 'f16', 1], ['scales', 'u8', 12], ['qs', 'u8', 128]]],
-  [13, [['d', 'f16', 1], ['dmin', 'f16', 1], ['scales', 'u8', 12], ['qh', 'u8', 32], ['qs', 'u8', 128]]],
-  [14, [['ql', 'u8', 128], ['qh', 'u8', 64], ['scales', 'i8', 16], ['d', 'f16', 1]]],
-  [15, [['d', 'f32', 1], ['qs', 'i8', 256], ['bsums', 'i16', 16]]],
+  [
+    10,
+    [
+      ['scales', 'u8', 16],
+      ['qs', 'u8', 64],
+      ['d', 'f16', 1],
+      ['dmin', 'f16', 1],
+    ],
+  ],
+  [
+    11,
+    [
+      ['hmask', 'u8', 32],
+      ['qs', 'u8', 64],
+      ['scales', 'u8', 12],
+      ['d', 'f16', 1],
+    ],
+  ],
+  [
+    12,
+    [
+      ['d', 'f16', 1],
+      ['dmin', 'f16', 1],
+      ['scales', 'u8', 12],
+      ['qs', 'u8', 128],
+    ],
+  ],
+  [
+    13,
+    [
+      ['d', 'f16', 1],
+      ['dmin', 'f16', 1],
+      ['scales', 'u8', 12],
+      ['qh', 'u8', 32],
+      ['qs', 'u8', 128],
+    ],
+  ],
+  [
+    14,
+    [
+      ['ql', 'u8', 128],
+      ['qh', 'u8', 64],
+      ['scales', 'i8', 16],
+      ['d', 'f16', 1],
+    ],
+  ],
+  [
+    15,
+    [
+      ['d', 'f32', 1],
+      ['qs', 'i8', 256],
+      ['bsums', 'i16', 16],
+    ],
+  ],
   [0, [['x', 'f32', 1]]],
   [1, [['x', 'f16', 1]]],
   [30, [['x', 'bf16', 1]]],
+  [
+    20,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'u8', 16],
+    ],
+  ],
+  [
+    23,
+    [
+      ['d', 'f16', 1],
+      ['scales_h', 'u16', 1],
+      ['scales_l', 'u8', 4],
+      ['qs', 'u8', 128],
+    ],
+  ],
+  [
+    39,
+    [
+      ['e', 'u8', 1],
+      ['qs', 'u8', 16],
+    ],
+  ],
+  [
+    34,
+    [
+      ['qs', 'u8', 48],
+      ['qh', 'u8', 4],
+      ['d', 'f16', 1],
+    ],
+  ],
+  [
+    35,
+    [
+      ['qs', 'u8', 64],
+      ['d', 'f16', 1],
+    ],
+  ],
+  // IQ2_XXS's qs is 8 pairs of 4 grid index bytes and a u32 of sign indices and scale (src/fields.inc).
+  [
+    16,
+    [
+      ['d', 'f16', 1],
+      .../** @type {[string, Kind, number][]} */ (
+        Array.from({ length: 8 }, (_, k) => [
+          [`grid${k}`, 'u8', 4],
+          [`sas${k}`, 'u32', 1],
+        ]).flat()
+      ),
+    ],
+  ],
+  [
+    17,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'u16', 32],
+      ['scales', 'u8', 8],
+    ],
+  ],
+  [
+    22,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'u8', 32],
+      ['signs', 'u8', 32],
+      ['qh', 'u8', 8],
+      ['scales', 'u8', 8],
+    ],
+  ],
+  [
+    18,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'u8', 64],
+      ['sas', 'u32', 8],
+    ],
+  ],
+  [
+    21,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'u8', 64],
+      ['qh', 'u8', 8],
+      ['signs', 'u8', 32],
+      ['scales', 'u8', 4],
+    ],
+  ],
+  [
+    19,
+    [
+      ['d', 'f16', 1],
+      ['qs', 'u8', 32],
+      ['qh', 'u16', 8],
+    ],
+  ],
+  [
+    29,
+    [
+      ['qs', 'u8', 32],
+      ['qh', 'u8', 16],
+      ['scales', 'u16', 4],
+    ],
+  ],
+  [24, [['x', 'i8', 1]]],
+  [25, [['x', 'i16', 1]]],
+  [26, [['x', 'i32', 1]]],
+  [27, [['x', 'i64', 1]]],
+  [28, [['x', 'f64', 1]]],
   [
     2,
     [
@@ -168,7 +328,7 @@ const LAYOUTS = new Map([
 ]);
 
 /** Bytes of one scalar of each field kind. */
-const KIND_BYTES = { f16: 2, bf16: 2, f32: 4, u32: 4, u8: 1, i8: 1, i16: 2 };
+const KIND_BYTES = { f16: 2, bf16: 2, f32: 4, f64: 8, u16: 2, u32: 4, u8: 1, i8: 1, i16: 2, i32: 4, i64: 8 };
 
 /**
  * @typedef {{ name: string, kind: string, offset: number, size: number, unit: number }} BlockField

@@ -7,9 +7,10 @@
  * bq_<name>, which picks the fastest one the build has.
  *
  * Dot products accumulate into a caller-owned state of BQ_ACC_LANES floats (zero it first; read the
- * result with the pair's bq_<t>_dot_<t2>_sum, or bq_acc_sum of the kernel's ISA), so a long vector
- * can be fed in pieces: the result does not depend on where the pieces are cut as long as every
- * cut falls on a multiple of the type's dot step (bq_type_dot_step, in elements). */
+ * result with the pair's bq_<t>_dot_<t2>_sum, or bq_<t>_dot_<t2>_sum__<isa> for a kernel of one
+ * ISA), so a long vector can be fed in pieces: the result does not depend on where the pieces are
+ * cut as long as every cut falls on a multiple of the type's dot step (bq_type_dot_step, in
+ * elements). */
 #ifndef BQ_H
 #define BQ_H
 
@@ -64,6 +65,8 @@ const char *bq_type_field(int type, int i, int *out);
 #define BQ_DEQUANTIZE_PROTO(t, isa) int bq_##t##_dequantize##isa(const void *x, float *y, size_t n)
 #define BQ_DOT_PROTO(t, t2, isa) \
   int bq_##t##_dot_##t2##isa(const void *x, const void *y, size_t n, float *acc)
+/* The result of a dot state of pair t.t2 (see kernels.inc and dispatch.c). */
+#define BQ_DOT_SUM_PROTO(t, t2, isa) float bq_##t##_dot_##t2##_sum##isa(const float *acc)
 #define BQ_MATVEC_PROTO(t, t2, isa) \
   int bq_##t##_matvec_##t2##isa(const void *w, size_t rows, size_t cols, const void *x, float *y)
 #define BQ_STATS_PROTO(t, isa)                                                                 \
@@ -79,10 +82,15 @@ const char *bq_type_field(int type, int i, int *out);
 #else
 #define BQ_PROTOS_SIMD BQ_PROTOS_REF
 #endif
+#ifdef __wasm_relaxed_simd__
+#define BQ_PROTOS_RELAXED(P, ...) BQ_PROTOS_SIMD(P, __VA_ARGS__) P(__VA_ARGS__, __relaxed);
+#else
+#define BQ_PROTOS_RELAXED BQ_PROTOS_SIMD
+#endif
 #define BQ_QUANTIZE(t, isa) BQ_PROTOS_##isa(BQ_QUANTIZE_PROTO, t)
 #define BQ_DEQUANTIZE(t, isa) BQ_PROTOS_##isa(BQ_DEQUANTIZE_PROTO, t)
 #define BQ_DOT(t, t2, isa) \
-  BQ_PROTOS_##isa(BQ_DOT_PROTO, t, t2) float bq_##t##_dot_##t2##_sum(const float *acc);
+  BQ_PROTOS_##isa(BQ_DOT_PROTO, t, t2) BQ_PROTOS_##isa(BQ_DOT_SUM_PROTO, t, t2)
 #define BQ_MATVEC(t, t2, isa) BQ_PROTOS_##isa(BQ_MATVEC_PROTO, t, t2)
 #define BQ_STATS(t, isa) BQ_PROTOS_##isa(BQ_STATS_PROTO, t)
 #include "kernels.inc"
@@ -92,12 +100,16 @@ const char *bq_type_field(int type, int i, int *out);
 #undef BQ_MATVEC
 #undef BQ_STATS
 
-/* Sum of a dot-product state, in the fixed order its ISA's kernels assume. The public
- * bq_<t>_dot_<t2>_sum above is the one of the ISA the public bq_<t>_dot_<t2> runs. */
+/* Sum of a dot-product state, in the fixed order its ISA's kernels assume: the result of most
+ * pairs. Read a dot's result with its pair's bq_<t>_dot_<t2>_sum[__<isa>] above, which is this
+ * sum except where ggml's dot scales it at the end (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS with Q8_K). */
 float bq_acc_sum(const float *acc);
 float bq_acc_sum__ref(const float *acc);
 #ifdef __wasm_simd128__
 float bq_acc_sum__simd128(const float *acc);
+#endif
+#ifdef __wasm_relaxed_simd__
+float bq_acc_sum__relaxed(const float *acc);
 #endif
 
 /* fp16 and bf16 scalar conversions exactly as ggml's reference does them. */

@@ -5,13 +5,14 @@
 #ifndef BQ_GENERIC_H
 #define BQ_GENERIC_H
 
-#include "kquants.h"
+#include "iquants.h"
+#include "iquants4.h"
 
 /* Bytes of one row of n elements of type t (n a multiple of the block size). */
 #define BQ_ROW(t, n) ((n) / BQ_BLK_##t * BQ_SIZE_##t)
 
-/* y[r] = dot(row r of w, x): each row is one call of the dot kernel from a zero state, so a row of
- * matvec equals a dot of the same ISA exactly. */
+/* y[r] = dot(row r of w, x): each row is one call of the dot kernel from a zero state, read by the
+ * pair's sum of the same ISA, so a row of matvec equals a dot of the same ISA exactly. */
 #define BQ_DEFINE_MATVEC(t, t2, isa)                     \
   BQ_MATVEC_PROTO(t, t2, isa) {                          \
     if (cols % BQ_BLK_##t) return BQ_EINVAL;             \
@@ -20,7 +21,7 @@
     for (size_t r = 0; r < rows; r++, wr += row_bytes) { \
       float acc[BQ_ACC_LANES] = {0};                     \
       bq_##t##_dot_##t2##isa(wr, x, cols, acc);          \
-      y[r] = bq_acc_sum##isa(acc);                       \
+      y[r] = bq_##t##_dot_##t2##_sum##isa(acc);          \
     }                                                    \
     return BQ_OK;                                        \
   }

@@ -1,6 +1,7 @@
 /* The type table, generated from types.inc; what each type can do, from kernels.inc; and the
  * block layouts, from fields.inc and the block structs. */
-#include "kquants.h"
+#include "iquants.h"
+#include "iquants4.h"
 
 struct bq_type_row {
   const char *name;
@@ -57,17 +58,24 @@ struct bq_field_row {
   short offset, size, unit;
 };
 
-#define BQ_FIELD(t, f, unit) {BQ_ID_##t, #f, BQ_OFF(t, f), sizeof(((block_##t *)0)->f), unit},
+#define BQ_MEMBER_SIZE(t, f) sizeof(((block_##t *)0)->f)
+#define BQ_FIELD(t, f, unit) {BQ_ID_##t, #f, BQ_OFF(t, f), BQ_MEMBER_SIZE(t, f), unit},
+#define BQ_PART(t, f, off, name, size, unit) {BQ_ID_##t, #name, BQ_OFF(t, f) + (off), size, unit},
 static const struct bq_field_row bq_fields[] = {
 #include "fields.inc"
 };
 #undef BQ_FIELD
+#undef BQ_PART
 
-/* A unit divides its field: a swap never straddles two fields. */
+/* A unit divides its field: a swap never straddles two fields; a part lies inside its member. */
 #define BQ_FIELD(t, f, unit) \
-  static_assert(sizeof(((block_##t *)0)->f) % (unit) == 0, #t "." #f ": whole scalars");
+  static_assert(BQ_MEMBER_SIZE(t, f) % (unit) == 0, #t "." #f ": whole scalars");
+#define BQ_PART(t, f, off, name, size, unit)                                        \
+  static_assert((size) % (unit) == 0 && (off) % (unit) == 0, #t "." #name ": whole scalars"); \
+  static_assert((off) + (size) <= BQ_MEMBER_SIZE(t, f), #t "." #name ": inside " #f);
 #include "fields.inc"
 #undef BQ_FIELD
+#undef BQ_PART
 
 const char *bq_type_field(int type, int i, int *out) {
   for (size_t k = 0; k < sizeof bq_fields / sizeof bq_fields[0]; k++) {

@@ -1,5 +1,6 @@
 /* Preprocessed (cc -E -P) into the wasm export list: every kernel of src/kernels.inc as its public
- * name and its reference, plus its SIMD128 name on the SIMD build, and each dot's state sum; then
+ * name and its reference, plus its SIMD128 name on the SIMD build, and each dot's state sum (the
+ * same names); then
  * the type table, the block layouts and the scratch-memory query. The Makefile turns the names into Emscripten's EXPORTED_FUNCTIONS. */
 #define BQ_NAMES_REF(name) BQ_EXPORT name BQ_EXPORT name##__ref
 #ifdef BQ_SIMD128
@@ -7,13 +8,21 @@
 #else
 #define BQ_NAMES_SIMD BQ_NAMES_REF
 #endif
+#ifdef BQ_RELAXED
+#define BQ_NAMES_RELAXED(name) BQ_NAMES_SIMD(name) BQ_EXPORT name##__relaxed
+#else
+#define BQ_NAMES_RELAXED BQ_NAMES_SIMD
+#endif
 #define BQ_QUANTIZE(t, isa) BQ_NAMES_##isa(bq_##t##_quantize)
 #define BQ_DEQUANTIZE(t, isa) BQ_NAMES_##isa(bq_##t##_dequantize)
-#define BQ_DOT(t, t2, isa) BQ_NAMES_##isa(bq_##t##_dot_##t2) BQ_EXPORT bq_##t##_dot_##t2##_sum
+#define BQ_DOT(t, t2, isa) BQ_NAMES_##isa(bq_##t##_dot_##t2) BQ_NAMES_##isa(bq_##t##_dot_##t2##_sum)
 #define BQ_MATVEC(t, t2, isa) BQ_NAMES_##isa(bq_##t##_matvec_##t2)
 #define BQ_STATS(t, isa) BQ_NAMES_##isa(bq_##t##_stats)
 #include "../src/kernels.inc"
 BQ_NAMES_SIMD(bq_acc_sum)
+#ifdef BQ_RELAXED
+BQ_EXPORT bq_acc_sum__relaxed
+#endif
 BQ_EXPORT bq_type_block_size BQ_EXPORT bq_type_size BQ_EXPORT bq_type_vec_dot
 BQ_EXPORT bq_type_dot_step BQ_EXPORT bq_type_sub_block BQ_EXPORT bq_type_flags
 BQ_EXPORT bq_type_name BQ_EXPORT bq_type_max_id BQ_EXPORT bq_type_field BQ_EXPORT bq_acc_lanes

@@ -46,7 +46,7 @@ export class Raw {
 }
 
 /** The kernels of a build, from its export names: { name, op, type, type2, isa }. (A dot's state
- * sum, bq_<t>_dot_<t2>_sum, and the type table queries, bq_type_*, are not kernels.) */
+ * sum, bq_<t>_dot_<t2>_sum[__<isa>], and the type table queries, bq_type_*, are not kernels.) */
 export function kernelsOf(exports) {
   const out = [];
   for (const name of Object.keys(exports)) {
@@ -54,7 +54,7 @@ export function kernelsOf(exports) {
       /^bq_([a-z0-9]+_?[0-9]?)_(quantize|dequantize|stats|dot_([a-z0-9_]+?)|matvec_([a-z0-9_]+?))(__simd128|__ref)?$/.exec(
         name,
       );
-    if (!m || name.endsWith('_sum') || name.startsWith('bq_type_')) continue;
+    if (!m || /_sum(__simd128|__ref)?$/.test(name) || name.startsWith('bq_type_')) continue;
     const op = m[2].startsWith('dot') ? 'dot' : m[2].startsWith('matvec') ? 'matvec' : m[2];
     out.push({
       name,
