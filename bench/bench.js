@@ -490,6 +490,7 @@ for (const ks of new Set(results.map((r) => `${r.op}|${r.type}|${r.n}`))) {
 console.log(lines.join('\n'));
 console.log(`\n${pinning}${pins.length ? ':\n  ' + pins.join('\n  ') : ''}`);
 console.log(peer ? `${PEER}: ggml's wasm kernels from ../shared/peers` : `${PEER}: not present (no column)`);
+console.log(`timed in ${(performance.now() / 1000).toFixed(0)} s`);
 
 // The issue's targets, as ratios from this run (those whose rows were timed), and the agreement
 // checks, which every comparison with an extra rests on.
