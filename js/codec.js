@@ -16,6 +16,7 @@ const FLOAT_STATS_BLOCK = 32;
  *   sub?: { rmse: Float32Array, maxAbs: Float32Array } }} BlockStats
  * @typedef {(...args: number[]) => number} Kernel
  * @typedef {import('./types.js').TypeInfo & { id: number }} CodecType
+ * @typedef {{ tname: string, tv: number, name: string, fn: Kernel, qname: string, quantize: Kernel | null }} MatvecPlan
  */
 
 /** @param {number} a @param {number} b @returns {number} */
@@ -45,8 +46,13 @@ function codecType(type, op, verb = op) {
   const info = typeInfo(id);
   if (!info[op]) {
     const able = CODEC_TYPES.filter((t) => typeInfo(t)[op]).map((t) => typeInfo(t).name);
+    // The grid types decode but ggml quantizes them only with an importance-matrix search.
+    const why =
+      op === 'quantize' && info.dequantize
+        ? ` (ggml makes ${info.name} only with an importance-matrix search, which blockquant does not do)`
+        : '';
     throw new TypeError(
-      `ggml type ${info.name} (${id}) is not supported by blockquant for ${verb}; supported: ${able.join(', ')}`,
+      `ggml type ${info.name} (${id}) is not supported by blockquant for ${verb}${why}; supported: ${able.join(', ')}`,
     );
   }
   return { id, ...info };
@@ -474,39 +480,45 @@ export class Codec {
     const cols = v.length;
     if (outs !== undefined && (!Array.isArray(outs) || outs.length !== list.length))
       throw new TypeError(`out must be an array of ${list.length} Float32Arrays, one per tensor`);
-    const jobs = list.map((W, i) => {
+    const exact = exactOption === true;
+    /** @type {{ ptr: number, rows: number, plan: MatvecPlan, y: Float32Array }[]} */
+    const jobs = [];
+    /** @type {MatvecPlan[]} one per activation type, in first-use order */
+    const acts = [];
+    let qBytes = 0,
+      maxRows = 0;
+    for (let i = 0; i < list.length; i++) {
+      const W = list[i];
       const ptr = residentAddress(W, this.#heap);
       const { type, rows, cols: wc } = /** @type {Tensor} */ (W);
-      const t = codecType(type, 'matvec');
+      const plan = this.#matvecPlan(type, exact);
       if (wc !== cols)
-        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${t.name}) has ${wc} columns`);
+        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${plan.tname}) has ${wc} columns`);
       const y = outs === undefined ? new Float32Array(rows) : asFloats(/** @type {unknown[]} */ (outs)[i], 'out');
       if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
-      const tv = exactOption === true || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
-      const name = `bq_${t.name}_matvec_${typeInfo(tv).name}`;
-      return { ptr, rows, tv, name, fn: this.#kernel(name), y };
-    });
-    const vecTypes = [...new Set(jobs.map((j) => j.tv))];
-    const qBytes = Math.max(0, ...vecTypes.map((tv) => (tv === GGMLType.F32 ? 0 : byteLength(tv, cols))));
+      jobs.push({ ptr, rows, plan, y });
+      if (!acts.some((a) => a.tv === plan.tv)) acts.push(plan);
+      if (plan.quantize) qBytes = Math.max(qBytes, byteLength(plan.tv, cols));
+      maxRows = Math.max(maxRows, rows);
+    }
     const xb = align(cols * 4),
       qb = align(qBytes);
-    const need = xb + qb + align(Math.max(0, ...jobs.map((j) => j.rows)) * 4);
+    const need = xb + qb + align(maxRows * 4);
     const temp = need > this.#stageBytes;
     const xp = temp ? this.#heap.alloc(need, `matvec scratch for ${cols} columns`) : this.#reserve(need);
     try {
       const qp = xp + xb,
         yp = qp + qb;
       new Float32Array(this.#mem.buffer, xp, cols).set(v);
-      for (const tv of vecTypes) {
+      for (const a of acts) {
         let vp = xp;
-        if (tv !== GGMLType.F32) {
-          const name = `bq_${typeInfo(tv).name}_quantize`;
-          Codec.#ok(this.#kernel(name)(xp, qp, cols), name);
+        if (a.quantize) {
+          Codec.#ok(a.quantize(xp, qp, cols), a.qname);
           vp = qp;
         }
         for (const j of jobs) {
-          if (j.tv !== tv) continue;
-          Codec.#ok(j.fn(j.ptr, j.rows, cols, vp, yp), j.name);
+          if (j.plan.tv !== a.tv) continue;
+          Codec.#ok(j.plan.fn(j.ptr, j.rows, cols, vp, yp), j.plan.name);
           j.y.set(new Float32Array(this.#mem.buffer, yp, j.rows));
         }
       }
@@ -514,6 +526,37 @@ export class Codec {
       if (temp) this.#heap.free(xp, need);
     }
     return jobs.map((j) => j.y);
+  }
+
+  /** @type {Map<number, MatvecPlan>} */
+  #plans = new Map();
+
+  /**
+   * The kernels of a matvec on weights of a type, looked up once per type and mode: the pair's
+   * matvec, and the quantizer of its activation type (none for f32 activations).
+   * @param {number} type
+   * @param {boolean} exact
+   * @returns {MatvecPlan}
+   */
+  #matvecPlan(type, exact) {
+    const key = type * 2 + (exact ? 1 : 0);
+    let plan = this.#plans.get(key);
+    if (plan) return plan;
+    const t = codecType(type, 'matvec');
+    const tv = exact || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
+    const vname = typeInfo(tv).name;
+    const name = `bq_${t.name}_matvec_${vname}`;
+    const qname = `bq_${vname}_quantize`;
+    plan = {
+      tname: t.name,
+      tv,
+      name,
+      fn: this.#kernel(name),
+      qname,
+      quantize: tv === GGMLType.F32 ? null : this.#kernel(qname),
+    };
+    this.#plans.set(key, plan);
+    return plan;
   }
 
   /**
@@ -670,10 +713,12 @@ export class Codec {
 
   /**
    * Decodes one tensor of a GGUF file (from parseGGUF or openGGUF) to f32, reading only that
-   * tensor; big-endian files are byte-swapped first.
+   * tensor; big-endian files are byte-swapped first. I8, I16, I32, I64 and F64 tensors come back
+   * as their own values (Int8Array, Int16Array, Int32Array, BigInt64Array, Float64Array).
    * @param {GGUFLike} file
    * @param {string} name
-   * @returns {Promise<Float32Array>}
+   * @returns {Promise<TensorValues>} a new array the caller owns
+   * @throws {TypeError} a type blockquant cannot decode
    */
   async dequantizeTensor(file, name) {
     const t = file.tensors.find((x) => x.name === name);
@@ -684,12 +729,12 @@ export class Codec {
 
   /**
    * Decodes rows [first, first + count) of a tensor (a row is ne0 values), reading only those
-   * bytes.
+   * bytes. Integer and F64 tensors as dequantizeTensor returns them.
    * @param {GGUFLike} file
    * @param {string} name
    * @param {number} first
    * @param {number} count
-   * @returns {Promise<Float32Array>}
+   * @returns {Promise<TensorValues>}
    */
   async dequantizeRows(file, name, first, count) {
     const t = file.tensors.find((x) => x.name === name);
@@ -716,9 +761,31 @@ export class Codec {
         0,
         `${t.name}: the reader returned ${bytes?.byteLength} bytes, not ${want}`,
       );
-    return this.dequantize(t.type, (t.littleEndian ?? file.littleEndian) ? bytes : toLittleEndian(t.type, bytes));
+    const le = (t.littleEndian ?? file.littleEndian) ? bytes : toLittleEndian(t.type, bytes);
+    const values = INTEGER_ARRAYS.get(t.type);
+    // The integer and F64 types are values already: a copy in their own typed array.
+    return values ? values(le.slice().buffer) : this.dequantize(t.type, le);
   }
 }
+
+/**
+ * The typed array each integer (and the F64) type decodes to, element for element, over a buffer
+ * of whole elements.
+ * @type {Map<number, (b: ArrayBuffer) => TensorValues>}
+ */
+const INTEGER_ARRAYS = new Map([
+  [GGMLType.I8, (b) => new Int8Array(b)],
+  [GGMLType.I16, (b) => new Int16Array(b)],
+  [GGMLType.I32, (b) => new Int32Array(b)],
+  [GGMLType.I64, (b) => new BigInt64Array(b)],
+  [GGMLType.F64, (b) => new Float64Array(b)],
+]);
+
+/**
+ * What a tensor of a file decodes to: f32 values, or for I8, I16, I32, I64 and F64 tensors their
+ * own values in Int8Array, Int16Array, Int32Array, BigInt64Array or Float64Array.
+ * @typedef {Float32Array | Int8Array | Int16Array | Int32Array | BigInt64Array | Float64Array} TensorValues
+ */
 
 /**
  * @typedef {{ tensors: (import('./gguf.js').TensorInfo & { littleEndian?: boolean })[], littleEndian: boolean,

@@ -2,7 +2,16 @@
 // wasm heap under them (js/tensor.js), disposal and the memory limit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CODEC_TYPES, GGMLType, typeInfo, parseGGUF, openGGUF, writeGGUF } from '../js/index.js';
+import {
+  CODEC_TYPES,
+  GGMLType,
+  blockFields,
+  knownTypes,
+  typeInfo,
+  parseGGUF,
+  openGGUF,
+  writeGGUF,
+} from '../js/index.js';
 import { Tensor, WasmHeap } from '../js/tensor.js';
 import { Bytes } from './lib/gguf-bytes.js';
 import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
@@ -27,7 +36,32 @@ function problem(type, rows, cols, seed) {
   const w = new Float32Array(rows * cols);
   for (let i = 0; i < w.length; i++) w[i] = r.normal() * (1 + (Math.floor(i / cols) % 5));
   const x = new Float32Array(cols).map(() => r.normal() * 3);
-  return { bytes: bq.quantize(type, w), x };
+  return { bytes: typeInfo(type).quantize ? bq.quantize(type, w) : randomBlocks(type, rows * cols, r), x };
+}
+
+/**
+ * Random blocks for a type without a quantizer: random bytes with every scale field (f16, bf16,
+ * f32 per blockFields) set to a finite value, so that products are finite.
+ * @param {string} type
+ * @param {number} n values
+ * @param {ReturnType<typeof rng>} r
+ */
+function randomBlocks(type, n, r) {
+  const { blockSize, typeSize } = typeInfo(type);
+  const bytes = new Uint8Array((n / blockSize) * typeSize).map(() => (r.next() * 256) | 0);
+  const view = new DataView(bytes.buffer);
+  for (const f of blockFields(type) ?? []) {
+    if (!['f16', 'bf16', 'f32'].includes(f.kind)) continue;
+    for (let o = f.offset; o < bytes.length; o += typeSize) {
+      for (let s = o; s < o + f.size; s += f.unit) {
+        const v = (r.next() + 0.5) * 2 ** -(Math.floor(r.next() * 8) + 2);
+        if (f.kind === 'f32') view.setFloat32(s, v, true);
+        else if (f.kind === 'bf16') view.setUint16(s, new Uint32Array(new Float32Array([v]).buffer)[0] >>> 16, true);
+        else view.setUint16(s, 0x3000 + ((r.next() * 0x800) | 0), true); // 2^-3 .. 2^-2
+      }
+    }
+  }
+  return bytes;
 }
 
 /** Columns per type: one block, a few, and past the SIMD matvecs' prepared-activation lengths. */
@@ -97,10 +131,12 @@ test('dequantize(W) equals dequantize(type, bytes) for every type, in one chunk 
     const cols = Math.max(typeInfo(t).blockSize, 32) * 4;
     for (const rows of [1, 9]) {
       const r = rng(s++);
-      const bytes = bq.quantize(
-        t,
-        new Float32Array(rows * cols).map(() => r.normal() * 100),
-      );
+      const bytes = typeInfo(t).quantize
+        ? bq.quantize(
+            t,
+            new Float32Array(rows * cols).map(() => r.normal() * 100),
+          )
+        : randomBlocks(t, rows * cols, r);
       const want = bq.dequantize(t, bytes);
       for (const c of [bq, small]) {
         const W = c.tensor(t, bytes, rows, cols);
@@ -238,7 +274,9 @@ test('wrong types and sizes are refused before any memory is taken', () => {
   assert.throws(() => bq.tensor('q4_0', bytes, -4, 64), RangeError);
   assert.throws(() => bq.tensor('q4_0', bytes, /** @type {any} */ ('4'), 64), RangeError);
   assert.throws(() => bq.tensor('q4_0', /** @type {any} */ ([1, 2]), 4, 64), TypeError);
-  assert.throws(() => bq.tensor('iq2_xxs', bytes, 1, 256), TypeError);
+  const unsupported = knownTypes().find((t) => !typeInfo(t).dequantize);
+  assert.ok(unsupported !== undefined);
+  assert.throws(() => bq.tensor(unsupported, bytes, 1, 256), TypeError);
   assert.equal(bq.residentBytes, held);
   assert.equal(bq.memoryBytes, mem);
   const W = bq.tensor('q4_0', bytes, 4, 64);
