@@ -1,0 +1,400 @@
+// The SIMD128 kernels of IQ4_NL, IQ4_XS, MXFP4 and the IQ2_XXS, IQ3_XXS, IQ3_S decoders
+// (src/simd128/iq4_nl.c, iq4_xs.c, mxfp4.c, iq2_xxs.c, iq3_xxs.c, iq3_s.c) against their
+// references, through the build's raw exports: dequantize bit for bit; dots within 1e-5 of the sum
+// of the reference's |terms|, dots fed in pieces at the type's dot step equal to uncut ones;
+// matvec rows equal to dots. On the SIMD build a kernel listed here that the build does not export
+// fails; on the scalar build only the check that it has none of them runs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { Raw } from './lib/raw.js';
+
+const bq = await codec();
+const X = /** @type {Record<string, any>} */ (bq.exports);
+const raw = new Raw(bq.exports);
+
+// ggml's tables (ggml-common.h), written out here independently of the C sources.
+const KV_IQ4NL = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+const KV_MXFP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+/**
+ * Block geometry: bytes and elements per block, the activation type of the dot and its bytes per
+ * block, the dot step (elements), and how the scale is stored (fp16 d at 0, or an E8M0 byte at 0).
+ * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0', quantize: boolean }>}
+ */
+const FMT = {
+  iq4_nl: { bytes: 18, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'd16', quantize: true },
+  mxfp4: { bytes: 17, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'e8m0', quantize: true },
+  iq4_xs: { bytes: 136, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', quantize: true },
+  iq2_xxs: { bytes: 66, blk: 256, scale: 'd16', quantize: false },
+  iq3_xxs: { bytes: 98, blk: 256, scale: 'd16', quantize: false },
+  iq3_s: { bytes: 110, blk: 256, scale: 'd16', quantize: false },
+};
+const COUNTS = [1, 2, 3, 7, 8, 9, 64, 65];
+/** @type {Record<string, string[]>} */
+const SIMD_KERNELS = {
+  iq4_nl: ['dequantize', 'dot_q8_0', 'dot_f32', 'matvec_q8_0', 'matvec_f32'],
+  mxfp4: ['dequantize', 'dot_q8_0', 'dot_f32', 'matvec_q8_0', 'matvec_f32'],
+  iq4_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq2_xxs: ['dequantize'],
+  iq3_xxs: ['dequantize'],
+  iq3_s: ['dequantize'],
+};
+const has = (name) => typeof X[name] === 'function';
+
+console.log(`iquants-simd: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
+
+test(`the ${BACKEND} build has ${BACKEND === 'simd128' ? 'every' : 'none'} of the IQ4/MXFP4/grid SIMD128 kernels`, () => {
+  for (const [f, ops] of Object.entries(SIMD_KERNELS)) {
+    for (const op of ops) {
+      const name = `bq_${f}_${op}__simd128`;
+      if (BACKEND === 'simd128') assert.ok(has(name), `${name} is missing from the SIMD build`);
+      else assert.ok(!has(name), `${name} in the scalar build`);
+    }
+  }
+});
+
+/** Registers fn as a test of SIMD kernels on the SIMD build only (the first test covers the
+ * scalar build); a name the build does not export fails it. */
+function kernelTest(title, names, fn) {
+  if (BACKEND !== 'simd128') return;
+  test(title, () => {
+    const missing = names.filter((n) => !has(n));
+    assert.deepEqual(missing, [], `not exported: ${missing.join(', ')}`);
+    return fn();
+  });
+}
+
+/** Random bytes: every bit pattern, NaN/Inf/subnormal scales included. */
+function randomBytes(n, r) {
+  const b = new Uint8Array(n);
+  for (let i = 0; i < b.length; i++) b[i] = (r.next() * 256) | 0;
+  return b;
+}
+
+// fp16 scales: zeros, Inf, NaNs, subnormals, the extreme normals, one.
+const EDGE_HALVES = [
+  0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe5a, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00,
+];
+// E8M0 bytes: the subnormal scales (0, 1, 2), the decoders' switch to their fast path (25, 26),
+// one (128), the largest (254, 255).
+const EDGE_E8M0 = [0, 1, 2, 3, 25, 26, 127, 128, 129, 200, 254, 255];
+
+/** Edge blocks: edge scales in turn, with codes random, all 0 or all ones. */
+function edgeBlocks(t, nb, r) {
+  const { bytes, scale } = FMT[t];
+  const b = randomBytes(nb * bytes, r);
+  const dv = new DataView(b.buffer);
+  const hs = scale === 'e8m0' ? 1 : 2;
+  for (let i = 0; i < nb; i++) {
+    const o = i * bytes;
+    if (scale === 'e8m0') b[o] = EDGE_E8M0[i % EDGE_E8M0.length];
+    else dv.setUint16(o, EDGE_HALVES[i % EDGE_HALVES.length], true);
+    if (i % 3 === 1) b.fill(0, o + hs, o + bytes);
+    if (i % 3 === 2) b.fill(255, o + hs, o + bytes);
+  }
+  return b;
+}
+
+/** Blocks with finite, normal scales (dots whose bound needs finite terms). */
+function finiteBlocks(t, nb, r) {
+  const { bytes, scale } = FMT[t];
+  const b = randomBytes(nb * bytes, r);
+  const dv = new DataView(b.buffer);
+  for (let i = 0; i < nb; i++) {
+    if (scale === 'e8m0') b[i * bytes] = 100 + ((r.next() * 40) | 0);
+    else dv.setUint16(i * bytes, 0x1c00 + ((r.next() * 0x1000) | 0), true);
+  }
+  return b;
+}
+
+function gaussian(n, r) {
+  return new Float32Array(n).map(() => r.normal() * (r.next() < 0.05 ? 30 : 1));
+}
+
+/** Blocks made by the type's reference quantizer from gaussian values (heavy tails). */
+function quantized(t, nb, r) {
+  const { bytes, blk } = FMT[t];
+  raw.reset();
+  const xp = raw.put(gaussian(nb * blk, r)),
+    yp = raw.alloc(nb * bytes);
+  assert.equal(X[`bq_${t}_quantize__ref`](xp, yp, nb * blk), 0);
+  return raw.bytes(yp, nb * bytes);
+}
+
+/** @returns {[string, Uint8Array][]} */
+function blockSets(t, nb, r) {
+  const sets = /** @type {[string, Uint8Array][]} */ ([
+    ['random bytes', randomBytes(nb * FMT[t].bytes, r)],
+    ['edge blocks', edgeBlocks(t, nb, r)],
+    ['finite scales', finiteBlocks(t, nb, r)],
+  ]);
+  if (FMT[t].quantize) sets.push(['quantized', quantized(t, nb, r)]);
+  return sets;
+}
+
+function dequantizeWith(name, t, a) {
+  raw.reset();
+  const n = (a.length / FMT[t].bytes) * FMT[t].blk,
+    ap = raw.put(a),
+    yp = raw.alloc(4 * n);
+  new Uint8Array(raw.mem.buffer, yp, 4 * n).fill(0xee);
+  assert.equal(X[name](ap, yp, n), 0);
+  return raw.floats(yp, n);
+}
+
+/** Activations of x in type act by its reference quantizer. */
+function activations(act, x) {
+  const bytes = act === 'q8_K' ? 292 : 34,
+    blk = act === 'q8_K' ? 256 : 32;
+  raw.reset();
+  const xp = raw.put(x),
+    yp = raw.alloc((x.length / blk) * bytes);
+  assert.equal(X[`bq_${act}_quantize__ref`](xp, yp, x.length), 0);
+  return raw.bytes(yp, (x.length / blk) * bytes);
+}
+
+/** The dot state after feeding a and b to kernel name, whole or (pieces) cut at random multiples
+ * of the dot step; xs, ys: bytes of a and b per block of the weight type. */
+function dotState(name, t, a, b, ys, r, pieces) {
+  const { bytes: xs, blk, step } = FMT[t];
+  raw.reset();
+  const nb = a.length / xs,
+    per = /** @type {number} */ (step) / blk;
+  const ap = raw.put(a),
+    bp = raw.put(b),
+    acc = raw.zeroAcc();
+  for (let i = 0; i < nb;) {
+    const k = pieces ? Math.min(nb - i, per * (1 + ((r.next() * 3) | 0))) : nb;
+    assert.equal(X[name](ap + i * xs, bp + i * ys, k * blk, acc), 0);
+    i += k;
+  }
+  return {
+    sum: name.endsWith('__ref')
+      ? X[`bq_${t}_dot_${name.includes('_f32') ? 'f32' : FMT[t].act}_sum__ref`](acc)
+      : X.bq_acc_sum__simd128(acc),
+    state: raw.floats(acc, X.bq_acc_lanes()),
+  };
+}
+
+function half(h) {
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 31,
+    m = h & 1023;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+/** Sum of |terms| of the reference dot with the activations b, in doubles: per block (IQ4_NL,
+ * MXFP4) or sub-block (IQ4_XS) the float scale product times the exact integer sum. */
+function termsAbs(t, a, b) {
+  const { bytes } = FMT[t];
+  const da = new DataView(a.buffer, a.byteOffset),
+    db = new DataView(b.buffer, b.byteOffset);
+  const i8 = (v) => (v << 24) >> 24;
+  let sum = 0;
+  if (t === 'iq4_xs') {
+    for (let i = 0; i < a.length / bytes; i++) {
+      const o = i * bytes,
+        ob = i * 292;
+      const d4d8 = Math.fround(half(da.getUint16(o, true)) * db.getFloat32(ob, true));
+      const sh = da.getUint16(o + 2, true);
+      for (let ib = 0; ib < 8; ib++) {
+        const ls = ((a[o + 4 + (ib >> 1)] >> (4 * (ib & 1))) & 15) | (((sh >> (2 * ib)) & 3) << 4);
+        let si = 0;
+        for (let j = 0; j < 16; j++) {
+          const q = a[o + 8 + 16 * ib + j];
+          si += KV_IQ4NL[q & 15] * i8(b[ob + 4 + 32 * ib + j]) + KV_IQ4NL[q >> 4] * i8(b[ob + 4 + 32 * ib + 16 + j]);
+        }
+        sum += Math.abs(Math.fround(d4d8 * (ls - 32)) * si);
+      }
+    }
+    return sum;
+  }
+  const kv = t === 'mxfp4' ? KV_MXFP4 : KV_IQ4NL,
+    qs = t === 'mxfp4' ? 1 : 2;
+  for (let i = 0; i < a.length / bytes; i++) {
+    const o = i * bytes,
+      ob = i * 34;
+    const dx = t === 'mxfp4' ? 2 ** (a[o] - 128) : half(da.getUint16(o, true));
+    let si = 0;
+    for (let j = 0; j < 16; j++) {
+      const q = a[o + qs + j];
+      si += kv[q & 15] * i8(b[ob + 2 + j]) + kv[q >> 4] * i8(b[ob + 2 + 16 + j]);
+    }
+    sum += Math.abs(Math.fround(dx * half(db.getUint16(ob, true))) * si);
+  }
+  return sum;
+}
+
+/**
+ * For the MXFP4 dots: blocks whose scale exceeds 2^72 get 2^100 less, unless their values
+ * are all zero. Finite terms near the float range could overflow in one summation order and not
+ * in another; the E8M0 bytes 201..255 stay covered by dequantize, the matvecs and zero blocks.
+ */
+function tameScales(t, a) {
+  if (t !== 'mxfp4') return a;
+  for (let o = 0; o < a.length; o += 17) {
+    const zero = a.subarray(o + 1, o + 17).every((q) => (q & 7) === 0 && (q >> 4) % 8 === 0);
+    if (a[o] > 200 && !zero) a[o] -= 100;
+  }
+  return a;
+}
+
+/** |got - want| <= 1e-5 * bound when the bound is finite; otherwise both non-finite. */
+function assertClose(got, want, bound, what) {
+  if (Number.isFinite(bound)) {
+    assert.ok(Number.isFinite(want), `${what}: reference ${want} with finite terms`);
+    assert.ok(Math.abs(got - want) <= 1e-5 * bound, `${what}: ${got} vs reference ${want} (sum |terms| ${bound})`);
+  } else {
+    assert.ok(
+      !Number.isFinite(got) && !Number.isFinite(want),
+      `${what}: ${got} vs reference ${want}, non-finite terms`,
+    );
+  }
+}
+
+for (const t of Object.keys(FMT)) {
+  const { bytes: xs, blk, act, actBytes } = FMT[t];
+  const ys = /** @type {number} */ (actBytes);
+
+  kernelTest(
+    `${t} dequantize: SIMD128 equals the reference bit for bit`,
+    [`bq_${t}_dequantize__simd128`, `bq_${t}_dequantize__ref`],
+    () => {
+      const r = rng(SEED ^ 0x1401);
+      for (const nb of COUNTS) {
+        for (const [kind, a] of blockSets(t, nb, r)) {
+          const want = dequantizeWith(`bq_${t}_dequantize__ref`, t, a);
+          const got = dequantizeWith(`bq_${t}_dequantize__simd128`, t, a);
+          const d = firstDiff(got, want);
+          assert.equal(
+            d,
+            -1,
+            `${t} ${kind}, ${nb} blocks: element ${d} differs: ${got[d]} vs ${want[d]} (seed ${SEED})`,
+          );
+        }
+      }
+      // Every scale pattern once: each fp16 d, or each E8M0 byte, over random codes.
+      const count = FMT[t].scale === 'e8m0' ? 256 : 65536;
+      const a = randomBytes(count * xs, r),
+        dv = new DataView(a.buffer);
+      for (let i = 0; i < count; i++) {
+        if (FMT[t].scale === 'e8m0') a[i * xs] = i;
+        else dv.setUint16(i * xs, i, true);
+      }
+      const d = firstDiff(
+        dequantizeWith(`bq_${t}_dequantize__simd128`, t, a),
+        dequantizeWith(`bq_${t}_dequantize__ref`, t, a),
+      );
+      assert.equal(d, -1, `${t} every scale: element ${d} (block ${Math.floor(d / blk)}) differs`);
+      raw.reset();
+      const yp = raw.alloc(4 * blk);
+      new Uint8Array(raw.mem.buffer, yp, 4 * blk).fill(7);
+      assert.equal(
+        X[`bq_${t}_dequantize__simd128`](raw.put(a.subarray(0, xs)), yp, blk - 1),
+        -1,
+        'a partial block is refused',
+      );
+      assert.ok(
+        raw.bytes(yp, 4 * blk).every((v) => v === 7),
+        'nothing written on a partial block',
+      );
+    },
+  );
+
+  if (!act) continue;
+
+  kernelTest(
+    `${t} . ${act} dot: SIMD128 within 1e-5 of sum |terms| of the reference, the same in pieces`,
+    [`bq_${t}_dot_${act}__simd128`, `bq_${t}_dot_${act}__ref`, `bq_${act}_quantize__ref`, 'bq_acc_sum__simd128'],
+    () => {
+      const r = rng(SEED ^ 0x1402);
+      for (const nb of COUNTS) {
+        for (const [kind, blocks] of blockSets(t, nb, r)) {
+          const a = tameScales(t, blocks);
+          const b = activations(act, gaussian(nb * blk, r));
+          const want = dotState(`bq_${t}_dot_${act}__ref`, t, a, b, ys, r, false).sum;
+          const whole = dotState(`bq_${t}_dot_${act}__simd128`, t, a, b, ys, r, false);
+          const cut = dotState(`bq_${t}_dot_${act}__simd128`, t, a, b, ys, r, true);
+          const what = `${t} ${kind}, ${nb} blocks (seed ${SEED})`;
+          assertClose(whole.sum, want, termsAbs(t, a, b), what);
+          assert.equal(firstDiff(cut.state, whole.state), -1, `${what}: the dot in pieces differs from the whole`);
+          for (let l = 4; l < whole.state.length; l++) assert.equal(whole.state[l], 0, `${what}: lane ${l} is used`);
+        }
+      }
+      raw.reset();
+      assert.equal(X[`bq_${t}_dot_${act}__simd128`](raw.alloc(xs), raw.alloc(ys), blk / 2, raw.zeroAcc()), -1);
+    },
+  );
+
+  kernelTest(
+    `${t} . f32 dot: the SIMD128 fused dot within 1e-5 of sum |w x| of the reference, the same in pieces`,
+    [`bq_${t}_dot_f32__simd128`, `bq_${t}_dot_f32__ref`, 'bq_acc_sum__simd128'],
+    () => {
+      const r = rng(SEED ^ 0x1403);
+      for (const nb of COUNTS) {
+        for (const [kind, blocks] of blockSets(t, nb, r)) {
+          const a = tameScales(t, blocks);
+          const x = gaussian(nb * blk, r);
+          const w = dequantizeWith(`bq_${t}_dequantize__ref`, t, a);
+          let bound = 0;
+          for (let i = 0; i < w.length; i++) bound += Math.abs(w[i] * x[i]);
+          const want = dotState(`bq_${t}_dot_f32__ref`, t, a, x, 4 * blk, r, false).sum;
+          const whole = dotState(`bq_${t}_dot_f32__simd128`, t, a, x, 4 * blk, r, false);
+          const cut = dotState(`bq_${t}_dot_f32__simd128`, t, a, x, 4 * blk, r, true);
+          const what = `${t} . f32 ${kind}, ${nb} blocks (seed ${SEED})`;
+          if (Number.isFinite(bound)) assertClose(whole.sum, want, bound, what);
+          else assert.equal(Number.isFinite(whole.sum), Number.isFinite(want), `${what}: ${whole.sum} vs ${want}`);
+          assert.equal(firstDiff(cut.state, whole.state), -1, `${what}: the dot in pieces differs from the whole`);
+        }
+      }
+    },
+  );
+
+  for (const t2 of [act, 'f32']) {
+    const y2 = t2 === 'f32' ? 4 * blk : ys;
+    kernelTest(
+      `${t} . ${t2} matvec: every row equals the SIMD128 dot of that row`,
+      [`bq_${t}_matvec_${t2}__simd128`, `bq_${t}_dot_${t2}__simd128`, `bq_${act}_quantize__ref`, 'bq_acc_sum__simd128'],
+      () => {
+        const r = rng(SEED ^ 0x1404);
+        // The last count is longer than the matvecs prepare (4096 blocks of 32, 512 of 256), so
+        // they run plain dots there.
+        for (const nb of [...COUNTS, blk === 32 ? 4097 : 513]) {
+          const rows = nb > 64 ? 2 : 5;
+          for (const make of [(n) => randomBytes(n * xs, r), (n) => finiteBlocks(t, n, r), (n) => quantized(t, n, r)]) {
+            const W = new Uint8Array(rows * nb * xs);
+            for (let row = 0; row < rows; row++) W.set(make(nb), row * nb * xs);
+            const x = gaussian(nb * blk, r);
+            const b = t2 === 'f32' ? new Uint8Array(x.buffer) : activations(act, x);
+            raw.reset();
+            const wp = raw.put(W),
+              bp = raw.put(b),
+              yp = raw.alloc(4 * rows);
+            assert.equal(X[`bq_${t}_matvec_${t2}__simd128`](wp, rows, nb * blk, bp, yp), 0);
+            const got = raw.floats(yp, rows);
+            for (let row = 0; row < rows; row++) {
+              const want = dotState(
+                `bq_${t}_dot_${t2}__simd128`,
+                t,
+                W.subarray(row * nb * xs, (row + 1) * nb * xs),
+                b,
+                y2,
+                r,
+                false,
+              );
+              const d = firstDiff(got.subarray(row, row + 1), new Float32Array([want.sum]));
+              assert.equal(
+                d,
+                -1,
+                `${t} . ${t2}, ${nb} blocks, row ${row}: ${got[row]} vs dot ${want.sum} (seed ${SEED})`,
+              );
+            }
+          }
+        }
+      },
+    );
+  }
+}
