@@ -638,6 +638,8 @@ export class Codec {
       throw new TypeError('options.rows must be [first, count]');
     const [first, count] = sel ?? [0, all];
     const r = rowRange(info, first, count);
+    if (Codec.#matrixBytes(t, count, cols) !== r.length)
+      throw new RangeError(`tensor ${name}: ${count} rows of ${cols} ${t.name} values do not take ${r.length} bytes`);
     const W = this.#newTensor(t, count, cols, r.length, `tensor ${name}`);
     try {
       const bytes = file.readRows
