@@ -15,31 +15,25 @@ enum {
 static_assert(XSL == XSH + 2 && XQS == XSL + 4, "scales_h, scales_l, qs in a row");
 
 /* The super-block's 8 sub-block scales minus 32 as i32 lanes (sub-blocks 0..3 in *s0, 4..7 in
- * *s1): the low nibbles of scales_l bytes ib / 2, taken as (byte * 16 or 1) >> 4, and the 2-bit
- * fields of scales_h as (its byte * 64, 16, 4 or 1) >> 6. */
+ * *s1). The 6-bit scales are assembled as 8 bytes of a u64 in integer code (the nibbles of
+ * scales_l interleaved, the 2-bit fields of scales_h spread to a byte each by three
+ * shift-or-mask steps), splat into a vector and swizzled into i32 lanes. (Per-lane shift counts
+ * written as vector multiplies were scalarised by clang 14.) */
+static inline uint64_t spread4x8(uint32_t x) { /* byte k of x -> byte 2k */
+  uint64_t v = x;
+  v = (v | v << 16) & 0x0000FFFF0000FFFFull;
+  return (v | v << 8) & 0x00FF00FF00FF00FFull;
+}
 static inline void scales(const uint8_t *p, v128_t *s0, v128_t *s1) {
-  const v128_t v = wasm_v128_load64_zero(p + XSH); /* scales_h (2 bytes), scales_l (4), qs */
-  const v128_t m_lo = wasm_i32x4_const(16, 1, 16, 1), m_hi = wasm_i32x4_const(64, 16, 4, 1);
-  const v128_t f = wasm_i32x4_const(15, 15, 15, 15), t = wasm_i32x4_const(3, 3, 3, 3);
-  const v128_t off = wasm_i32x4_const(32, 32, 32, 32);
-#define BQ_B4(a, b, c, d)                                                                        \
-  wasm_i8x16_const(a, -128, -128, -128, b, -128, -128, -128, c, -128, -128, -128, d, -128, -128, \
-                   -128)
-  const v128_t l0 = wasm_i8x16_swizzle(v, BQ_B4(2, 2, 3, 3)),
-               l1 = wasm_i8x16_swizzle(v, BQ_B4(4, 4, 5, 5));
-  const v128_t h0 = wasm_i8x16_swizzle(v, BQ_B4(0, 0, 0, 0)),
-               h1 = wasm_i8x16_swizzle(v, BQ_B4(1, 1, 1, 1));
-#undef BQ_B4
-  *s0 = wasm_i32x4_sub(
-      wasm_v128_or(
-          wasm_v128_and(wasm_u32x4_shr(wasm_i32x4_mul(l0, m_lo), 4), f),
-          wasm_i32x4_shl(wasm_v128_and(wasm_u32x4_shr(wasm_i32x4_mul(h0, m_hi), 6), t), 4)),
-      off);
-  *s1 = wasm_i32x4_sub(
-      wasm_v128_or(
-          wasm_v128_and(wasm_u32x4_shr(wasm_i32x4_mul(l1, m_lo), 4), f),
-          wasm_i32x4_shl(wasm_v128_and(wasm_u32x4_shr(wasm_i32x4_mul(h1, m_hi), 6), t), 4)),
-      off);
+  const uint32_t sl = bq_rd32(p + XSL);
+  uint64_t h = bq_rd16(p + XSH);
+  h = (h | h << 24) & 0x000000FF000000FFull;
+  h = (h | h << 12) & 0x000F000F000F000Full;
+  h = (h | h << 6) & 0x0303030303030303ull;
+  const uint64_t ls = spread4x8(sl & 0x0F0F0F0Fu) | spread4x8(sl >> 4 & 0x0F0F0F0Fu) << 8 | h << 4;
+  const v128_t v = wasm_i64x2_splat((int64_t)ls), off = wasm_i32x4_const(32, 32, 32, 32);
+  *s0 = wasm_i32x4_sub(wasm_i8x16_swizzle(v, BQ_LOW(0)), off);
+  *s1 = wasm_i32x4_sub(wasm_i8x16_swizzle(v, BQ_LOW(4)), off);
 }
 
 /* Stores dl * 2^-24 of the 8 sub-blocks into the K-quant scale slots (kq45.h) and returns where to
