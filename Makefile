@@ -33,7 +33,7 @@ DEV_STAMP := build/.dev-stamp
 TEST_STAMP := build/.test-stamp
 
 ##@ Building
-all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) ## Build both wasm modules and the JS modules that embed them (default)
+all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed ## Build the wasm modules and the JS modules that embed them (default)
 
 wasm/exports-%.json: wasm/exports.c src/kernels.inc | deps
 	$(CC) -E -P $(if $(filter simd128,$*),-DBQ_SIMD128) $< \
@@ -47,6 +47,42 @@ $(WASM_SIMD): $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c $(HEADERS) wasm/ex
 $(WASM_SCALAR): $(SRC_COMMON) $(SRC_REF) src/wasm.c $(HEADERS) wasm/exports-scalar.json | deps
 	$(EMCC) $(WASM_FLAGS) -sEXPORTED_FUNCTIONS=@wasm/exports-scalar.json \
 	  $(SRC_COMMON) $(SRC_REF) src/wasm.c -o $@
+
+# The relaxed-SIMD build: SIMD128 plus i32x4.relaxed_dot_i8x16_i7x16_add_s. emcc 3.1.6 cannot emit
+# that opcode, so Debian's clang-19 compiles and wasm-ld-19 links directly (the clang driver would
+# run a wasm-opt from PATH, and wasm-opt 108 mangles relaxed opcodes). libc: wasi-libc's headers, and
+# only the objects of the functions the kernels call (all of libc.a adds start/exit wrappers to
+# every export); memcpy and memset are bulk-memory instructions. Each src/relaxed/<f>.c includes and
+# replaces src/simd128/<f>.c. Same JS ABI as the other builds: memory export, growable to 4 GB, no imports.
+CLANG_WASM ?= clang-19
+WASM_LD ?= wasm-ld-19
+WASM_RELAXED := wasm/blockquant-relaxed.wasm
+SRC_RELAXED_OWN := $(wildcard src/relaxed/*.c)
+SRC_RELAXED := $(SRC_COMMON) $(SRC_REF) $(SRC_RELAXED_OWN) src/wasm.c \
+  $(filter-out $(patsubst src/relaxed/%,src/simd128/%,$(SRC_RELAXED_OWN)),$(SRC_SIMD))
+OBJ_RELAXED := $(patsubst src/%.c,build/relaxed/%.o,$(SRC_RELAXED))
+LIBC_RELAXED := $(addprefix build/relaxed/libc/,roundf.o log2.o log2_data.o __math_divzero.o __math_invalid.o)
+relaxed: $(WASM_RELAXED) js/wasm/relaxed.js ## Build the relaxed-SIMD module (clang-19, wasm-ld-19)
+
+build/relaxed/%.o: src/%.c $(HEADERS) $(wildcard src/relaxed/*.h) | deps-relaxed
+	@mkdir -p $(dir $@)
+	$(CLANG_WASM) --target=wasm32 -O3 $(CFLAGS_COMMON) -msimd128 -mrelaxed-simd -mbulk-memory \
+	  -isystem /usr/include/wasm32-wasi -c $< -o $@
+
+# (each relaxed file includes its SIMD128 namesake)
+$(patsubst src/%.c,build/relaxed/%.o,$(SRC_RELAXED_OWN)): build/relaxed/relaxed/%.o: src/simd128/%.c
+
+build/relaxed/exports.txt: wasm/exports.c src/kernels.inc | deps-relaxed
+	@mkdir -p build/relaxed
+	$(CC) -E -P -DBQ_SIMD128 -DBQ_RELAXED $< | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT /--export=/' > $@
+
+$(LIBC_RELAXED): | deps-relaxed
+	@mkdir -p build/relaxed/libc
+	cd build/relaxed/libc && ar x /usr/lib/wasm32-wasi/libc.a $(notdir $@)
+
+$(WASM_RELAXED): $(OBJ_RELAXED) $(LIBC_RELAXED) build/relaxed/exports.txt
+	$(WASM_LD) --no-entry --stack-first -z stack-size=262144 --max-memory=4294967296 --strip-all \
+	  $$(cat build/relaxed/exports.txt) $(OBJ_RELAXED) $(LIBC_RELAXED) -o $@
 
 js/wasm/%.js: wasm/blockquant-%.wasm tools/embed-wasm.mjs
 	@mkdir -p js/wasm
@@ -126,6 +162,8 @@ disasm: $(WASM_SIMD) ## Disassemble the SIMD128 build into build/simd128.dis
 ##@ Housekeeping
 deps: $(STAMP) ## Install what building needs (apt-get: emscripten wabt)
 
+deps-relaxed: build/.relaxed-stamp ## Install what the relaxed build needs (apt-get: clang-19 lld-19 wasi-libc)
+
 dev-deps: $(DEV_STAMP) ## Install the npm dev dependencies (npm ci)
 
 test-deps: $(TEST_STAMP) dev-deps ## Install what the tests add (apt-get: chromium firefox-esr)
@@ -144,6 +182,13 @@ $(STAMP):
 	@$(call apt-install,emcc=emscripten wasm-objdump=wabt)
 	@mkdir -p build && touch $@
 
+build/.relaxed-stamp:
+	@$(call apt-install,clang-19=clang-19 wasm-ld-19=lld-19)
+	@test -f /usr/include/wasm32-wasi/math.h || { echo "installing: wasi-libc"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wasi-libc; }
+	@mkdir -p build && touch $@
+
 $(DEV_STAMP): package-lock.json
 	npm ci --no-audit --no-fund
 	@mkdir -p build && touch $@
@@ -159,7 +204,7 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: relaxed deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
 
 # The golden tests of the formats added after the simple blocks: one test program and one fixture
 # folder per set (tests/native/test_golden_<set>.c, tests/fixtures/golden-<set>/), under ASan+UBSan.

@@ -93,5 +93,6 @@ float bq_acc_sum__simd128(const float *acc) { return (acc[0] + acc[1]) + (acc[2]
 #define BQ_MATVEC_GEN_q8_K(t)
 #define BQ_MATVEC_SIMD(t, t2) BQ_MATVEC_GEN_##t2(t)
 #define BQ_MATVEC_REF(t, t2)
+#define BQ_MATVEC_RELAXED BQ_MATVEC_SIMD
 #define BQ_MATVEC(t, t2, isa) BQ_MATVEC_##isa(t, t2)
 #include "../kernels.inc"

@@ -1,0 +1,56 @@
+/* The SIMD128 matvecs and dot-state sum, plus the relaxed build's prepared activations and its
+ * dot-state sum. */
+#include "../simd128/matvec.c"
+
+#include "relaxed.h"
+
+/* Static, as in simd128/matvec.c: the module is single-threaded and no kernel allocates. */
+static uint8_t rprep_q[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
+static uint8_t rprep_q7[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
+static uint8_t rprep_qn[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
+static float rprep_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static float rprep_s[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static int32_t rprep_sum[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+
+int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rprep *out) {
+  if (nb > BQ_PREP_MAX_BLOCKS) return 0;
+  const bq_k k = bq_consts();
+  const v128_t m7 = wasm_i8x16_splat(127), one = wasm_i8x16_splat(1), z = wasm_i32x4_splat(0);
+  for (size_t i = 0; i < nb; i++, x += bs) {
+    /* d and s converted exactly as the dot kernels do (bq_h2f_x4 on one lane). */
+    const v128_t ds = wasm_v128_load32_zero(x);
+    wasm_v128_store32_lane(rprep_d + i, bq_h2f_x4(&k, wasm_v128_and(ds, k.lo16)), 0);
+    wasm_v128_store32_lane(rprep_s + i, bq_h2f_x4(&k, wasm_u32x4_shr(ds, 16)), 0);
+    int32_t sum = 0;
+    for (int h = 0; h < 2; h++) {
+      const v128_t a = wasm_v128_load(x + qs_off + 16 * h);
+      const size_t o = i * BQ_B32 + 16 * (size_t)h;
+      wasm_v128_store(rprep_q + o, a);
+      wasm_v128_store(rprep_q7 + o, wasm_v128_and(a, m7));
+      wasm_v128_store(rprep_qn + o, wasm_v128_and(wasm_i8x16_lt(a, z), one));
+      const v128_t s = bq_rdot(a, one, z);
+      sum += wasm_i32x4_extract_lane(s, 0) + wasm_i32x4_extract_lane(s, 1) +
+             wasm_i32x4_extract_lane(s, 2) + wasm_i32x4_extract_lane(s, 3);
+    }
+    rprep_sum[i] = sum;
+  }
+  /* Zero blocks up to the next group of 4, for the padded last group of each row. */
+  for (size_t j = nb; j < ((nb + 3) & ~(size_t)3); j++) {
+    rprep_d[j] = rprep_s[j] = 0.0f;
+    rprep_sum[j] = 0;
+    memset(rprep_q + j * BQ_B32, 0, BQ_B32);
+    memset(rprep_q7 + j * BQ_B32, 0, BQ_B32);
+    memset(rprep_qn + j * BQ_B32, 0, BQ_B32);
+  }
+  out->q = rprep_q;
+  out->q7 = rprep_q7;
+  out->qn = rprep_qn;
+  out->sum = rprep_sum;
+  out->d = rprep_d;
+  out->s = rprep_s;
+  out->nb = nb;
+  return 1;
+}
+
+/* The relaxed dots keep the SIMD128 dots' 4-lane state. */
+float bq_acc_sum__relaxed(const float *acc) { return bq_acc_sum__simd128(acc); }

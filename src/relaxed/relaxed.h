@@ -1,0 +1,97 @@
+/* Helpers shared by the relaxed-SIMD kernels (the relaxed build: SIMD128 plus
+ * i32x4.relaxed_dot_i8x16_i7x16_add_s). The only relaxed instruction used is that dot, and only
+ * with its second operand in 0..127, where every implementation the proposal allows gives the
+ * exact integer result (x86 pmaddubsw cannot saturate: 2 * 128 * 127 < 2^15). Integer block sums
+ * are therefore the same integers the SIMD128 kernels compute, and the float steps after them are
+ * the SIMD128 ones, so every relaxed kernel returns the SIMD128 kernel's bits. No relaxed float
+ * instruction (relaxed_madd) is used: every kernel here must stay bit-exact. */
+#ifndef BQ_RELAXED_H
+#define BQ_RELAXED_H
+
+#include "../simd128/simd.h"
+
+/* acc + the dot of the 16 signed bytes a with the 16 bytes w (each 0..127), per i32 lane. */
+static inline v128_t bq_rdot(v128_t a, v128_t w, v128_t acc) {
+  return wasm_i32x4_relaxed_dot_i8x16_i7x16_add(a, w, acc);
+}
+
+/* Integer sum of one block's 32 products, as i32x4 partial sums: weight codes 0..127 (lo: elements
+ * 0..15, hi: 16..31) against the 32 signed activation codes at q. */
+static inline v128_t bq_rdot_u7x32(v128_t lo, v128_t hi, const uint8_t *q) {
+  return bq_rdot(wasm_v128_load(q), lo, bq_rdot(wasm_v128_load(q + 16), hi, wasm_i32x4_splat(0)));
+}
+
+/* The same minus off times the sum of the activations (off * 2^sh): the dot of the codes q - off
+ * of Q4_0 (off 8) and Q5_0 (off 16), exactly. */
+static inline v128_t bq_rdot_off(v128_t lo, v128_t hi, const uint8_t *q, int sh) {
+  const v128_t a0 = wasm_v128_load(q), a1 = wasm_v128_load(q + 16), one = wasm_i8x16_splat(1);
+  const v128_t s = bq_rdot(a0, one, bq_rdot(a1, one, wasm_i32x4_splat(0)));
+  return wasm_i32x4_sub(bq_rdot(a0, lo, bq_rdot(a1, hi, wasm_i32x4_splat(0))),
+                        wasm_i32x4_shl(s, sh));
+}
+
+/* Integer sum of two Q8 blocks' 32 products (signed bytes w and a at p and q): with a = (a & 127)
+ * - 128 [a < 0], sum w a = sum w (a & 127) - 128 sum_{a < 0} w, two dots whose second operands
+ * are 0..127 and 0..1. */
+static inline v128_t bq_rdot_i8x32(const uint8_t *p, const uint8_t *q) {
+  const v128_t w0 = wasm_v128_load(p), w1 = wasm_v128_load(p + 16);
+  const v128_t a0 = wasm_v128_load(q), a1 = wasm_v128_load(q + 16);
+  const v128_t m7 = wasm_i8x16_splat(127), one = wasm_i8x16_splat(1), z = wasm_i32x4_splat(0);
+  const v128_t lo = bq_rdot(w0, wasm_v128_and(a0, m7), bq_rdot(w1, wasm_v128_and(a1, m7), z));
+  const v128_t neg = bq_rdot(w0, wasm_v128_and(wasm_i8x16_lt(a0, z), one),
+                             bq_rdot(w1, wasm_v128_and(wasm_i8x16_lt(a1, z), one), z));
+  return wasm_i32x4_sub(lo, wasm_i32x4_shl(neg, 7));
+}
+
+/* One matvec call's activations, prepared once for all rows (relaxed/matvec.c): per block the 32
+ * codes as they are (q), the codes & 127 (q7) and 1 where a code is negative (qn), for the Q8_0
+ * weights; the sum of the codes; d and s as floats. */
+typedef struct {
+  const uint8_t *q, *q7, *qn;
+  const int32_t *sum;
+  const float *d, *s;
+  size_t nb;
+} bq_rprep;
+
+/* Prepares nb Q8_0 (bs 34, codes at 2) or Q8_1 (bs 36, codes at 4) blocks, padded with zero blocks
+ * to a multiple of 4; 0 if too many. */
+int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rprep *out);
+
+/* Terms of 4 blocks of a weight row at a against prepared activation blocks i..i+3. */
+typedef v128_t (*bq_rprep_step_fn)(const bq_k *k, const uint8_t *a, const bq_rprep *p, size_t i);
+
+/* y[r] for every row, as bq_matvec_prepared (simd128/simd.h) does it: the same terms as the dot
+ * kernel in the same lanes and order, so each row equals that dot exactly; plain dots when the
+ * activations are too long to prepare. */
+static inline int bq_rmatvec(const uint8_t *w, size_t rows, size_t cols, const uint8_t *x, float *y,
+                             size_t xs, size_t ys, size_t qs_off, bq_rprep_step_fn step,
+                             int (*dot)(const void *, const void *, size_t, float *)) {
+  if (cols % BQ_B32) return BQ_EINVAL;
+  const size_t nb = cols / BQ_B32, row = nb * xs;
+  bq_rprep pr;
+  if (!bq_rprepare_q8(x, nb, ys, qs_off, &pr)) {
+    for (size_t r = 0; r < rows; r++) {
+      float acc[BQ_ACC_LANES] = {0};
+      dot(w + r * row, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const bq_k k = bq_consts();
+  for (size_t r = 0; r < rows; r++, w += row) {
+    v128_t sum = wasm_f32x4_splat(0.0f);
+    size_t i = 0;
+    for (; i + 4 <= nb; i += 4) sum = wasm_f32x4_add(sum, step(&k, w + i * xs, &pr, i));
+    if (i < nb) {
+      uint8_t ta[4 * BQ_B32_MAX_BYTES];
+      memset(ta, 0, sizeof ta);
+      memcpy(ta, w + i * xs, (nb - i) * xs);
+      sum = wasm_f32x4_add(sum, step(&k, ta, &pr, i));
+    }
+    const v128_t t = wasm_f32x4_add(sum, wasm_i32x4_shuffle(sum, sum, 1, 0, 3, 2));
+    wasm_v128_store32_lane(y + r, wasm_f32x4_add(t, wasm_i32x4_shuffle(t, t, 2, 3, 0, 1)), 0);
+  }
+  return BQ_OK;
+}
+
+#endif
