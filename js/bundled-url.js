@@ -14,6 +14,7 @@ import { compileBytes } from './loader.js';
 function wasmURL(backend) {
   // Two literal expressions, not one with a variable: bundlers rewrite only the literal form, and
   // only the selected build is then fetched.
+  if (backend === 'relaxed') return new URL('../wasm/blockquant-relaxed.wasm', import.meta.url);
   return backend === 'simd128'
     ? new URL('../wasm/blockquant-simd128.wasm', import.meta.url)
     : new URL('../wasm/blockquant-scalar.wasm', import.meta.url);
@@ -62,7 +63,13 @@ export async function bundledModule(backend) {
   }
   let b64;
   try {
-    b64 = (await (backend === 'simd128' ? import('./wasm/simd128.js') : import('./wasm/scalar.js'))).default;
+    b64 = (
+      await (backend === 'relaxed'
+        ? import('./wasm/relaxed.js')
+        : backend === 'simd128'
+          ? import('./wasm/simd128.js')
+          : import('./wasm/scalar.js'))
+    ).default;
   } catch (e) {
     throw new Error(
       `the blockquant ${backend} build is missing: neither wasm/blockquant-${backend}.wasm nor js/wasm/${backend}.js ` +

@@ -12,5 +12,11 @@ import scalar from '../wasm/blockquant-scalar.wasm';
  * @returns {Promise<WebAssembly.Module>}
  */
 export async function bundledModule(backend) {
+  // The relaxed build is not imported here (every import is part of the worker's upload); pass it
+  // as a module to use it. 'auto' then takes simd128.
+  if (backend === 'relaxed')
+    throw new Error(
+      "the relaxed build is not bundled for workerd: import wasm from 'blockquant/wasm/blockquant-relaxed.wasm' and pass init({ module: wasm })",
+    );
   return backend === 'simd128' ? simd128 : scalar;
 }

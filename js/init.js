@@ -1,12 +1,14 @@
 // init, shared by the entry points: option checks, backend selection, instantiation.
 
 import { Codec } from './codec.js';
-import { backendOf, instantiate, moduleFrom, simdSupported } from './loader.js';
+import { backendOf, instantiate, moduleFrom, relaxedUnsupported, simdSupported } from './loader.js';
 
 /**
  * @typedef {object} InitOptions
- * @property {'auto' | 'simd128' | 'scalar'} [backend] 'auto' (default) picks simd128 where the
- *   runtime validates SIMD128; a named backend is honoured or init throws
+ * @property {'auto' | 'relaxed' | 'simd128' | 'scalar'} [backend] 'auto' (default) picks relaxed
+ *   where relaxed SIMD validates and a probe of its dot instruction gives exact results (and the
+ *   build can be loaded), else simd128 where SIMD128 validates, else scalar; a named backend is
+ *   honoured or init throws
  * @property {WebAssembly.Module | BufferSource | URL | string} [module] a build to use instead of
  *   the bundled one (edge runtimes import .wasm files as compiled modules)
  * @property {number} [stagingBytes] wasm memory used to stream data through (default 4 MiB);
@@ -24,8 +26,8 @@ const DEFAULT_STAGING = 4 << 20;
  */
 export async function initWith(options, bundled) {
   const backend = options.backend ?? 'auto';
-  if (!['auto', 'simd128', 'scalar'].includes(backend)) {
-    throw new TypeError(`backend must be 'auto', 'simd128' or 'scalar', got ${JSON.stringify(backend)}`);
+  if (!['auto', 'relaxed', 'simd128', 'scalar'].includes(backend)) {
+    throw new TypeError(`backend must be 'auto', 'relaxed', 'simd128' or 'scalar', got ${JSON.stringify(backend)}`);
   }
   const staging = options.stagingBytes ?? DEFAULT_STAGING;
   if (!Number.isSafeInteger(staging) || staging < 4096) throw new RangeError('stagingBytes must be an integer >= 4096');
@@ -35,10 +37,20 @@ export async function initWith(options, bundled) {
   } else {
     if (backend === 'simd128' && !simdSupported())
       throw new Error('backend simd128 requested, but this runtime does not support WebAssembly SIMD128');
-    module = await bundled(backend === 'scalar' || (backend === 'auto' && !simdSupported()) ? 'scalar' : 'simd128');
+    if (backend === 'relaxed' && relaxedUnsupported())
+      throw new Error(`backend relaxed requested, but ${relaxedUnsupported()}`);
+    if (backend === 'relaxed') module = await bundled('relaxed');
+    else if (backend === 'auto' && !relaxedUnsupported()) {
+      // Where the relaxed build cannot be loaded (not bundled for this runtime), simd128 serves.
+      module = await bundled('relaxed').catch(() => undefined);
+    }
+    module ??= await bundled(backend === 'scalar' || (backend === 'auto' && !simdSupported()) ? 'scalar' : 'simd128');
   }
   const got = backendOf(module);
   if (backend !== 'auto' && got !== backend)
     throw new Error(`backend ${backend} requested, but the given module is the ${got} build`);
-  return new Codec(await instantiate(module), got, staging);
+  if (got === 'relaxed' && relaxedUnsupported())
+    throw new Error(`the given module is the relaxed build, but ${relaxedUnsupported()}; use the simd128 build`);
+  // (Codec's JSDoc names only 'simd128' | 'scalar'; it should take loader.js's Backend.)
+  return new Codec(await instantiate(module), /** @type {any} */ (got), staging);
 }

@@ -5,7 +5,7 @@
 //   js/index-node.js     Node, Deno, Bun: read the .wasm file (js/bundled-file.js)
 //   js/index-workerd.js  workerd and similar: the .wasm imported as a compiled module
 
-/** @typedef {'simd128' | 'scalar'} Backend */
+/** @typedef {'relaxed' | 'simd128' | 'scalar'} Backend */
 /** @typedef {(backend: Backend) => Promise<WebAssembly.Module>} BundledLoader */
 
 // The smallest module that uses SIMD128: (func (result v128) i32.const 0 i32x4.splat).
@@ -24,6 +24,61 @@ export function simdSupported() {
   } catch {
     return false;
   }
+}
+
+// A module that runs the one relaxed-SIMD instruction the relaxed build uses,
+// i32x4.relaxed_dot_i8x16_i7x16_add_s, on inputs from its memory:
+//   (memory (export "m") 1)
+//   (func (export "p") (v128.store (i32.const 48) (i32x4.relaxed_dot_i8x16_i7x16_add_s
+//     (v128.load (i32.const 0)) (v128.load offset=16 (i32.const 0)) (v128.load offset=32 (i32.const 0)))))
+const RELAXED_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x04, 0x01, 0x60, 0x00, 0x00, 0x03, 0x02, 0x01, 0x00, 0x05,
+  0x03, 0x01, 0x00, 0x01, 0x07, 0x09, 0x02, 0x01, 0x6d, 0x02, 0x00, 0x01, 0x70, 0x00, 0x00, 0x0a, 0x1f, 0x01, 0x1d,
+  0x00, 0x41, 0x30, 0x41, 0x00, 0xfd, 0x00, 0x04, 0x00, 0x41, 0x00, 0xfd, 0x00, 0x04, 0x10, 0x41, 0x00, 0xfd, 0x00,
+  0x04, 0x20, 0xfd, 0x93, 0x02, 0xfd, 0x0b, 0x04, 0x00, 0x0b,
+]);
+
+// Probe inputs: a (signed bytes), b (the 7-bit operand), c (i32 accumulators). Lanes 0-2 are the
+// cases the kernels rely on, where every conforming implementation gives the exact sum: the
+// extremes -128 * 127 (a 16-bit pairwise sum that must not saturate or be doubled), mixed signs
+// and zeros, and the accumulator added once. Lane 3 sets the top bit of b, where the proposal
+// allows either the signed or the unsigned reading; anything else there is a broken implementation.
+// (Node 20 with --experimental-wasm-relaxed-simd returns twice the sums: -130048 for lane 0.)
+const PROBE_A = [-128, -128, -128, -128, 127, 127, -1, 5, -128, 3, -7, 100, 1, 2, 3, 4];
+const PROBE_B = [127, 127, 127, 127, 127, 127, 127, 0, 1, 2, 3, 4, 0x80, 0x81, 0xff, 0x01];
+const PROBE_C = [1000, -5, 7, 0];
+const PROBE_WANT = [[-64024], [32126], [264], [-381, 1155]];
+
+/** @type {string | undefined} */
+let relaxedVerdict;
+
+/**
+ * Why this runtime cannot use the relaxed build, or '' when it can: relaxed SIMD must validate and
+ * the relaxed dot must give the exact results the kernels assume (a probe of the instruction the
+ * build uses, run once per realm).
+ * @returns {string}
+ */
+export function relaxedUnsupported() {
+  if (relaxedVerdict !== undefined) return relaxedVerdict;
+  let why = '';
+  try {
+    if (!WebAssembly.validate(RELAXED_PROBE)) why = 'this runtime does not validate WebAssembly relaxed SIMD';
+    else {
+      const inst = new WebAssembly.Instance(new WebAssembly.Module(RELAXED_PROBE), {});
+      const mem = /** @type {WebAssembly.Memory} */ (inst.exports.m).buffer;
+      new Int8Array(mem, 0, 16).set(PROBE_A);
+      new Uint8Array(mem, 16, 16).set(PROBE_B);
+      new Int32Array(mem, 32, 4).set(PROBE_C);
+      /** @type {Function} */ (inst.exports.p)();
+      const got = [...new Int32Array(mem, 48, 4)];
+      if (!got.every((v, i) => PROBE_WANT[i].includes(v)))
+        why = `this runtime computes i32x4.relaxed_dot_i8x16_i7x16_add_s wrong (probe gave ${got.join(', ')}; want ${PROBE_WANT.map((w) => w.join(' or ')).join(', ')})`;
+    }
+  } catch (e) {
+    why = `the relaxed SIMD probe could not run here (${/** @type {Error} */ (e).message})`;
+  }
+  relaxedVerdict = why;
+  return why;
 }
 
 /**
@@ -114,6 +169,7 @@ export function backendOf(module) {
   if (!names.includes('bq_scratch_base') || !names.includes('memory')) {
     throw new TypeError('the wasm module is not a blockquant build (no bq_scratch_base / memory export)');
   }
+  if (names.some((n) => n.endsWith('__relaxed'))) return 'relaxed';
   return names.some((n) => n.endsWith('__simd128')) ? 'simd128' : 'scalar';
 }
 
