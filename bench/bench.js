@@ -14,21 +14,29 @@ import { loadPeer, PEER } from './peer.js';
 
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
-const TYPES = CODEC_TYPES.map((id) => typeInfo(id));
+const simd = await init({ backend: 'simd128' });
+const scalar = await init({ backend: 'scalar' });
+/** Whether the SIMD128 build has a SIMD kernel of its own for `name` (bq_q4_K_dequantize, ...):
+ * the rows are the formats with one, since a reference kernel built twice measures nothing. */
+const hasSimd = (name) => typeof (/** @type {any} */ (simd.exports)[`${name}__simd128`]) === 'function';
+/** The formats the table knows, whose inputs our own quantizers can make. */
+const TYPES = CODEC_TYPES.map((id) => typeInfo(id)).filter((t) => t.quantize);
 /** ggml's vec_dot pairs of the integer types, from the type table. */
-const PAIRS = TYPES.filter((t) => t.dot && t.vecDot !== GGMLType.F32).map((t) => [t.name, typeInfo(t.vecDot).name]);
+const PAIRS = TYPES.filter((t) => t.dot && t.vecDot !== GGMLType.F32)
+  .map((t) => [t.name, typeInfo(t.vecDot).name])
+  .filter(([t, a]) => hasSimd(`bq_${t}_dot_${a}`));
 /** The super-block (K) weight formats: Q2_K..Q6_K. */
-const K_WEIGHTS = TYPES.filter((t) => t.blockSize === 256 && t.dot).map((t) => t.name);
+const K_WEIGHTS = PAIRS.filter(([, a]) => a === 'q8_K').map(([t]) => t);
 /** The quantizers timed at every size, and those timed at the L2 size only (the K quantizers
  * search scales per sub-block and run far below memory speed, so the large size adds nothing). */
 const QUANT = ['q8_0', 'q8_1', 'q4_0', 'q5_1', 'f16'];
-const QUANT_L2 = TYPES.filter((t) => t.blockSize === 256 && t.quantize).map((t) => t.name);
+const QUANT_L2 = [...K_WEIGHTS, 'q8_K'];
 /** The fused f32 dots timed besides the vec_dot pairs. */
 const F32_DOTS = ['q4_0', 'q8_0', ...K_WEIGHTS];
 /** The weight formats (those with a vec_dot pair; f32's decode is a copy), float types last. */
 const DEQUANT = [...TYPES.filter((t) => t.dot && t.blockSize > 1), ...TYPES.filter((t) => t.dot && t.blockSize === 1)]
   .map((t) => t.name)
-  .filter((t) => t !== 'f32');
+  .filter((t) => t !== 'f32' && hasSimd(`bq_${t}_dequantize`));
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 25);
 // Rounds: this VM runs in phases (a co-tenant slows the whole process by 25-35% for anything from
@@ -51,8 +59,6 @@ let plan = L2_PLAN;
 /** BENCH_OPS=dequantize,matvec times only those ops (for quick runs while tuning). */
 const OPS = new Set((process.env.BENCH_OPS ?? 'dequantize,quantize,dot,matvec').split(','));
 
-const simd = await init({ backend: 'simd128' });
-const scalar = await init({ backend: 'scalar' });
 // Inputs are quantized on an instance of their own: the codec API stages data at the scratch base
 // that Raw allocates from, so quantizing through `simd` would overwrite the buffers of the rows
 // that wait for their passes.
