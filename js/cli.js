@@ -48,8 +48,13 @@ const ACTIVATION = new Set(
 const MODEL_FORMATS = CODEC.filter((t) => t.blockSize > 1 && t.quantize && !ACTIVATION.has(t.id)).sort(
   (a, b) => bitsPerWeight(b) - bitsPerWeight(a) || b.id - a.id,
 );
-// What stats can try: every format with block statistics; by default the model formats.
+// What stats can try: every format with block statistics; by default the model formats among them.
 const STATS_FORMATS = CODEC.filter((t) => t.stats);
+const STATS_DEFAULT = MODEL_FORMATS.filter((t) => t.stats);
+// What a tensor whose rows are not whole blocks of the target may fall back to: the model formats
+// whose error stats can report (so the legacy and K formats, not the grid or FP4 ones, which trade
+// error for bits differently and some of which need an importance matrix to do well).
+const FALLBACKS = STATS_DEFAULT;
 /** The float types quantize and stats take as input. @type {Set<number>} */
 const FLOATS = new Set(CODEC.filter((t) => t.blockSize === 1 && t.dequantize).map((t) => t.id));
 // llama.cpp's general.file_type for a whole model in one format (llama.h, LLAMA_FTYPE_MOSTLY_*;
@@ -78,9 +83,25 @@ const FILE_TYPE = {
   iq2_s: 28,
   iq4_xs: 30,
   iq1_m: 31,
+  bf16: 32,
+  tq1_0: 36,
+  tq2_0: 37,
 };
 /** @param {Format[]} list */
 const names = (list) => list.map((t) => t.name).join(', ');
+/**
+ * A list of formats for the help, wrapped at 100 columns under a 17-column indent.
+ * @param {Format[]} list
+ */
+function wrapped(list) {
+  const lines = [''];
+  for (const [i, t] of list.entries()) {
+    const item = t.name + (i < list.length - 1 ? ',' : '');
+    if (lines[lines.length - 1] && 17 + lines[lines.length - 1].length + 1 + item.length > 100) lines.push('');
+    lines[lines.length - 1] += (lines[lines.length - 1] ? ' ' : '') + item;
+  }
+  return lines.join(`\n${' '.repeat(17)}`);
+}
 
 /**
  * The format of the table a user named (any case), if it is in `list`.
@@ -97,15 +118,15 @@ function formatIn(name, list) {
 }
 
 /**
- * Where a float tensor whose rows (ne0 values) are not whole blocks of `target` goes: the model
- * format with the fewest bits per weight above the target's whose blocks fit the rows, or null
- * (the tensor then stays as it is).
+ * Where a float tensor whose rows (ne0 values) are not whole blocks of `target` goes: the format
+ * of FALLBACKS with the fewest bits per weight above the target's whose blocks fit the rows, or
+ * null (the tensor then stays as it is).
  * @param {Format} target @param {number} ne0
  */
 function fallbackFor(target, ne0) {
   /** @type {Format | null} */
   let best = null;
-  for (const f of MODEL_FORMATS)
+  for (const f of FALLBACKS)
     if (ne0 % f.blockSize === 0 && bitsPerWeight(f) > bitsPerWeight(target))
       if (!best || bitsPerWeight(f) < bitsPerWeight(best)) best = f;
   return best;
@@ -154,8 +175,8 @@ const COMMANDS = {
     positionals: ['FILE'],
     options: { tensor: { type: 'string' }, as: { type: 'string' } },
     details: `  --tensor NAME  that tensor only
-  --as T,...     the formats to try (default ${MODEL_FORMATS.map((t) => t.name).join(',')};
-                 any of ${names(STATS_FORMATS)})
+  --as T,...     the formats to try (default ${STATS_DEFAULT.map((t) => t.name).join(',')};
+                 any of ${wrapped(STATS_FORMATS)})
 
 Per tensor and format: bits per weight, RMSE and max |err| over the tensor, SNR, and the RMSE of
 the worst block and of the worst sub-block (formats with sub-block scales; '-' otherwise). A
@@ -168,15 +189,17 @@ format whose blocks do not fit the tensor's rows (ne0) gets a line saying so.
     about: 'requantize the float tensors of a model to T, streaming',
     positionals: ['IN', 'OUT'],
     options: { type: { type: 'string' }, 'keep-1d': { type: 'string' }, force: { type: 'boolean' } },
-    details: `  --type T       one of ${names(MODEL_FORMATS)} (any case):
-                 float tensors of 2+ dimensions whose rows (ne0 values) are whole blocks
-                 of T become T; 1-D and quantized tensors are copied as they are
+    details: `  --type T       float tensors of 2+ dimensions whose rows (ne0 values) are whole blocks
+                 of T become T; 1-D and quantized tensors are copied as they are. T is
+                 one of (any case):
+                 ${wrapped(MODEL_FORMATS)}
   --keep-1d f32  store 1-D float tensors (norms, biases) as F32
   --force        replace OUT if it exists (never when it is IN, by any name)
 
-Rows that are not whole blocks of T: the tensor becomes the format with the fewest bits per
-weight above T's whose blocks fit its rows, or, when none fits, stays in its float type. Each
+Rows that are not whole blocks of T: the tensor becomes the fallback format with the fewest bits
+per weight above T's whose blocks fit its rows, or, when none fits, stays in its float type. Each
 tensor is listed with what it became and why.
+  fallback formats: ${names(FALLBACKS)}
 ${blockSizes()}
 general.file_type and general.quantization_version are set as llama.cpp sets them.
 OUT is written under a temporary name beside it (.OUT.<random>.tmp), flushed, then renamed into
@@ -553,7 +576,7 @@ async function dump(pos, opt, print) {
 async function stats(pos, opt, print, err) {
   /** @type {Format[]} */
   const formats = [];
-  for (const name of typeof opt.as === 'string' ? opt.as.split(',') : MODEL_FORMATS.map((t) => t.name)) {
+  for (const name of typeof opt.as === 'string' ? opt.as.split(',') : STATS_DEFAULT.map((t) => t.name)) {
     const t = formatIn(name, STATS_FORMATS);
     if (!t) throw new Usage(`--as: ${name} is not one of ${names(STATS_FORMATS)}`, 'stats');
     formats.push(t);
