@@ -1,0 +1,78 @@
+// The relaxed-SIMD build (wasm/blockquant-relaxed.wasm). In Node: selection. Node 20 refuses relaxed
+// SIMD without a flag and computes the relaxed dot wrong with one, so 'auto' must end on another
+// build there and 'relaxed' must throw the reason, with and without the flag (the probe, not
+// validation alone, has to refuse). In headless Chromium: tests/relaxed/page.js loads the build
+// through the public API, checks that 'auto' picks it, and checks every __relaxed kernel against
+// the build's __simd128 kernel (bit for bit), its __ref kernel (within 1e-5 of the sum of |terms|)
+// and, for matvecs, each row against the relaxed dot; the kernels it must find are the RELAXED
+// lines of src/kernels.inc.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { init } from '../js/index-node.js';
+import { relaxedUnsupported } from '../js/loader.js';
+import { runPage } from './relaxed/run.js';
+
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+const SEED = Number(process.env.BQ_SEED ?? (Date.now() % 100000) + 1);
+
+test('auto picks relaxed only where the probe passes; on Node 20 it does not', async () => {
+  const why = relaxedUnsupported();
+  if (NODE_MAJOR === 20) assert.match(why, /relaxed SIMD/);
+  const bq = await init();
+  assert.equal(bq.backend === 'relaxed', why === '', `auto gave ${bq.backend}; probe: ${why || 'passed'}`);
+});
+
+test(
+  "backend 'relaxed' throws the reason where the probe fails",
+  { skip: relaxedUnsupported() === '' && 'relaxed runs here' },
+  async () => {
+    await assert.rejects(init({ backend: 'relaxed' }), /backend relaxed requested, but this runtime does not validate/);
+    // The build given as bytes is refused too (here it does not even compile).
+    const bytes = readFileSync(new URL('../wasm/blockquant-relaxed.wasm', import.meta.url));
+    await assert.rejects(init({ module: bytes }));
+  },
+);
+
+test(
+  'Node 20 with --experimental-wasm-relaxed-simd: validates, computes the dot wrong, and is refused',
+  { skip: NODE_MAJOR !== 20 && 'Node 20 only' },
+  () => {
+    const script = `
+    import { init } from './js/index-node.js';
+    import { relaxedUnsupported } from './js/loader.js';
+    const out = { why: relaxedUnsupported(), auto: (await init()).backend };
+    try { await init({ backend: 'relaxed' }); out.named = 'accepted'; } catch (e) { out.named = e.message; }
+    const bytes = (await import('node:fs')).readFileSync('wasm/blockquant-relaxed.wasm');
+    try { await init({ module: bytes }); out.given = 'accepted'; } catch (e) { out.given = e.message; }
+    console.log(JSON.stringify(out));`;
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', script], {
+        cwd: new URL('..', import.meta.url),
+        encoding: 'utf8',
+      }),
+    );
+    assert.match(out.why, /computes i32x4\.relaxed_dot_i8x16_i7x16_add_s wrong/);
+    assert.equal(out.auto, 'simd128');
+    assert.match(out.named, /backend relaxed requested, but this runtime computes/);
+    assert.match(out.given, /the given module is the relaxed build, but this runtime computes/);
+  },
+);
+
+test('every relaxed kernel in headless Chromium, against simd128 (bit-exact), the reference and its dot', async () => {
+  const want = [
+    ...readFileSync(new URL('../src/kernels.inc', import.meta.url), 'utf8').matchAll(
+      /^BQ_(DOT|MATVEC)\((\w+), (\w+), RELAXED\)/gm,
+    ),
+  ].map((m) => `bq_${m[2]}_${m[1].toLowerCase()}_${m[3]}__relaxed`);
+  assert.ok(want.length >= 10, `kernels.inc lists ${want.length} RELAXED kernels`);
+  const r = await runPage(`?seed=${SEED}`);
+  assert.equal(r.error, undefined, r.error);
+  assert.deepEqual(r.pageErrors, []);
+  assert.equal(r.backend, 'relaxed');
+  assert.equal(r.auto, 'relaxed', "Chromium runs relaxed SIMD correctly, so 'auto' picks it");
+  assert.deepEqual([...r.kernels].sort(), [...want].sort());
+  assert.deepEqual(r.failures, [], `seed ${SEED}`);
+  assert.ok(r.checks >= 700, `${r.checks} checks`);
+});

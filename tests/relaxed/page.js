@@ -1,0 +1,274 @@
+// Runs in headless Chromium (tests/relaxed.test.js, bench/relaxed.js): loads the relaxed build
+// through the public API and checks every __relaxed kernel it exports against the same build's
+// __simd128 kernel (bit for bit), its __ref kernel (dots within 1e-5 of the sum of |terms|, the
+// float terms summed from the blocks here) and, for matvecs, the relaxed dot of each row (bit for
+// bit); on random blocks, on edge codes and on non-finite scales. ?bench=1 instead times the
+// Q4_0 . Q8_0 matvec, relaxed against simd128. The result goes to window.result.
+import { init } from '../../js/index.js';
+
+const params = new URLSearchParams(location.search);
+const SEED = Number(params.get('seed') ?? 1);
+
+/** xorshift32, seeded. */
+function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2 ** 32;
+  };
+}
+
+// Block layouts (ggml's), written out here: bytes per block and where d, m/s, qh and qs are.
+const LAYOUT = {
+  q4_0: { size: 18, qh: -1, qs: 2, m: -1 },
+  q4_1: { size: 20, qh: -1, qs: 4, m: 2 },
+  q5_0: { size: 22, qh: 2, qs: 6, m: -1 },
+  q5_1: { size: 24, qh: 4, qs: 8, m: 2 },
+  q8_0: { size: 34, qh: -1, qs: 2, m: -1 },
+  q8_1: { size: 36, qh: -1, qs: 4, m: 2 },
+};
+
+/** binary16 bits -> number */
+function half(h) {
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 31,
+    f = h & 1023;
+  if (e === 31) return f ? NaN : s * Infinity;
+  return e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
+}
+
+/** The 32 integer codes of block i of type t in bytes b (offsets folded in: q - 8, q - 16). */
+function codes(t, b, i) {
+  const L = LAYOUT[t],
+    o = i * L.size,
+    out = new Array(32);
+  if (t.startsWith('q8')) {
+    for (let j = 0; j < 32; j++) out[j] = (b[o + L.qs + j] << 24) >> 24;
+    return out;
+  }
+  const qh = L.qh < 0 ? 0 : b[o + L.qh] | (b[o + L.qh + 1] << 8) | (b[o + L.qh + 2] << 16) | (b[o + L.qh + 3] << 24);
+  for (let j = 0; j < 16; j++) {
+    let lo = b[o + L.qs + j] & 15,
+      hi = b[o + L.qs + j] >> 4;
+    if (L.qh >= 0) {
+      lo |= ((qh >>> j) & 1) << 4;
+      hi |= ((qh >>> (j + 16)) & 1) << 4;
+    }
+    const off = t === 'q4_0' ? 8 : t === 'q5_0' ? 16 : 0;
+    out[j] = lo - off;
+    out[j + 16] = hi - off;
+  }
+  return out;
+}
+
+/** sum over blocks of |terms| of ggml's dot of x (type t) with y (type t2), or NaN if not finite. */
+function absTerms(t, t2, x, y, nb) {
+  const L = LAYOUT[t],
+    L2 = LAYOUT[t2];
+  let s = 0;
+  for (let i = 0; i < nb; i++) {
+    const a = codes(t, x, i),
+      c = codes(t2, y, i);
+    let sumi = 0;
+    for (let j = 0; j < 32; j++) sumi += a[j] * c[j];
+    const dx = half(x[i * L.size] | (x[i * L.size + 1] << 8)),
+      dy = half(y[i * L2.size] | (y[i * L2.size + 1] << 8));
+    s += Math.abs(dx * dy * sumi);
+    if (L.m >= 0) {
+      const m = half(x[i * L.size + 2] | (x[i * L.size + 3] << 8)),
+        sy = half(y[i * L2.size + 2] | (y[i * L2.size + 3] << 8));
+      s += Math.abs(m * sy);
+    }
+  }
+  return s;
+}
+
+/** Random blocks: random code bytes; scales finite (kind 'finite'), any bits ('any'), or the
+ * extreme codes (kind 'edge': every code byte 0x00, 0xff, 0x80 or 0x7f per block). */
+function blocks(t, nb, r, kind) {
+  const L = LAYOUT[t],
+    b = new Uint8Array(nb * L.size);
+  for (let i = 0; i < b.length; i++) b[i] = (r() * 256) | 0;
+  for (let i = 0; i < nb; i++) {
+    const o = i * L.size;
+    if (kind !== 'any') {
+      // d (and m or s): exponent 1..20 (|d| between 2^-14 and 2^5), any sign and mantissa
+      for (const f of L.m >= 0 ? [0, 2] : [0]) {
+        const h = (((r() * 2) | 0) << 15) | ((1 + ((r() * 20) | 0)) << 10) | ((r() * 1024) | 0);
+        b[o + f] = h & 255;
+        b[o + f + 1] = h >> 8;
+      }
+    }
+    if (kind === 'edge') {
+      const v = [0x00, 0xff, 0x80, 0x7f][(r() * 4) | 0];
+      b.fill(v, o + (L.qh >= 0 ? L.qh : L.qs), o + L.size);
+    }
+  }
+  return b;
+}
+
+const sameBits = (a, b) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+
+async function check() {
+  const bq = await init({ backend: 'relaxed' });
+  const X = /** @type {Record<string, any>} */ (bq.exports);
+  const mem = () => /** @type {WebAssembly.Memory} */ (X.memory);
+  let top = X.bq_scratch_base();
+  const base = top;
+  const alloc = (n) => {
+    const p = top;
+    top += Math.ceil(Math.max(n, 1) / 64) * 64;
+    if (top > mem().buffer.byteLength) mem().grow(Math.ceil((top - mem().buffer.byteLength) / 65536));
+    return p;
+  };
+  const put = (u8) => {
+    const p = alloc(u8.length);
+    new Uint8Array(mem().buffer, p, u8.length).set(u8);
+    return p;
+  };
+  const lanes = X.bq_acc_lanes();
+  const dot = (name, xp, yp, n) => {
+    const acc = alloc(4 * lanes);
+    new Float32Array(mem().buffer, acc, lanes).fill(0);
+    if (X[name](xp, yp, n, acc) !== 0) throw new Error(`${name} returned an error`);
+    // The pair's own sum of the kernel's ISA: bq_<t>_dot_<t2>_sum__<isa>.
+    return X[name.replace(/__(relaxed|simd128|ref)$/, '_sum__$1')](acc);
+  };
+  const failures = [];
+  const kernels = Object.keys(X).filter((k) => k.endsWith('__relaxed') && !/_sum__relaxed$|^bq_acc_sum/.test(k));
+  let checks = 0;
+  const r = rng(SEED);
+  for (const name of kernels) {
+    const [, t, op, t2] = /^bq_(q[0-9]_[0-9])_(dot|matvec)_(q8_[01])__relaxed$/.exec(name) ?? [];
+    if (!t) {
+      failures.push(`${name}: not a kernel this page knows`);
+      continue;
+    }
+    const base_ = name.slice(0, -'__relaxed'.length);
+    for (const nb of [1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 130, 4097]) {
+      for (const kind of nb > 200 ? ['finite'] : ['finite', 'edge', 'any']) {
+        top = base;
+        const rows = op === 'matvec' ? (nb > 200 ? 3 : 1 + ((r() * 5) | 0)) : 1;
+        const w = blocks(t, nb * rows, r, kind),
+          x = blocks(t2, nb, r, kind === 'edge' ? 'edge' : kind);
+        const wp = put(w),
+          xp = put(x),
+          n = nb * 32;
+        const rowBytes = nb * LAYOUT[t].size;
+        const what = `${name} blocks=${nb} rows=${rows} ${kind} seed=${SEED}`;
+        if (op === 'dot') {
+          const got = dot(name, wp, xp, n),
+            simd = dot(`${base_}__simd128`, wp, xp, n),
+            ref = dot(`${base_}__ref`, wp, xp, n);
+          checks++;
+          if (!sameBits(got, simd)) failures.push(`${what}: ${got} != simd128 ${simd}`);
+          const bound = 1e-5 * absTerms(t, t2, w, x, nb);
+          if (kind !== 'any' && !(Math.abs(got - ref) <= bound))
+            failures.push(`${what}: ${got} vs ref ${ref}, bound ${bound}`);
+        } else {
+          const yp = alloc(4 * rows),
+            ys = alloc(4 * rows),
+            yr = alloc(4 * rows);
+          for (const [k, out] of [
+            [name, yp],
+            [`${base_}__simd128`, ys],
+            [`${base_}__ref`, yr],
+          ])
+            if (X[k](wp, rows, n, xp, out) !== 0) failures.push(`${what}: ${k} returned an error`);
+          const got = new Float32Array(mem().buffer, yp, rows).slice(),
+            simd = new Float32Array(mem().buffer, ys, rows).slice(),
+            ref = new Float32Array(mem().buffer, yr, rows).slice();
+          for (let row = 0; row < rows; row++) {
+            checks++;
+            const d = dot(`bq_${t}_dot_${t2}__relaxed`, wp + row * rowBytes, xp, n);
+            if (!sameBits(got[row], d)) failures.push(`${what} row ${row}: ${got[row]} != its relaxed dot ${d}`);
+            if (!sameBits(got[row], simd[row]))
+              failures.push(`${what} row ${row}: ${got[row]} != simd128 ${simd[row]}`);
+            const bound = 1e-5 * absTerms(t, t2, w.subarray(row * rowBytes), x, nb);
+            if (kind !== 'any' && !(Math.abs(got[row] - ref[row]) <= bound))
+              failures.push(`${what} row ${row}: ${got[row]} vs ref ${ref[row]}, bound ${bound}`);
+          }
+        }
+        if (failures.length > 20) break;
+      }
+    }
+  }
+  const auto = (await init()).backend;
+  return { backend: bq.backend, auto, kernels, checks, failures };
+}
+
+/** Q4_0 . Q8_0 matvec, rows x 4096 columns: median ms per call of relaxed and simd128, measured
+ * in alternating rounds of at least 25 ms each after a warm-up of 400 ms per build (V8 compiles
+ * with its baseline tier first and optimizes hot functions in the background). */
+async function bench() {
+  const cols = 4096,
+    rows = Number(params.get('rows') ?? 1024);
+  const r = rng(SEED);
+  const w = blocks('q4_0', (rows * cols) / 32, r, 'finite'),
+    x = blocks('q8_0', cols / 32, r, 'finite');
+  /** @type {Record<string, { backend: string, run: () => void, y: () => Float32Array, times: number[] }>} */
+  const b = {};
+  // The relaxed build's own SIMD128 kernel too: same compiler as the relaxed kernel, so the ratio
+  // to it isolates the relaxed dot from the compilers' differences (clang 19 vs emcc's clang).
+  for (const [key, backend, fn] of [
+    ['relaxed', 'relaxed', 'bq_q4_0_matvec_q8_0'],
+    ['simd128', 'simd128', 'bq_q4_0_matvec_q8_0'],
+    ['relaxedBuildSimd128', 'relaxed', 'bq_q4_0_matvec_q8_0__simd128'],
+  ]) {
+    const bq = await init({ backend });
+    const X = /** @type {Record<string, any>} */ (bq.exports);
+    const m = /** @type {WebAssembly.Memory} */ (X.memory);
+    const wp = Math.ceil(X.bq_scratch_base() / 64) * 64,
+      xp = wp + Math.ceil(w.length / 64) * 64,
+      yp = xp + Math.ceil(x.length / 64) * 64;
+    const need = yp + 4 * rows;
+    if (need > m.buffer.byteLength) m.grow(Math.ceil((need - m.buffer.byteLength) / 65536));
+    new Uint8Array(m.buffer, wp, w.length).set(w);
+    new Uint8Array(m.buffer, xp, x.length).set(x);
+    const f = X[fn];
+    b[key] = {
+      backend: bq.backend,
+      run: () => f(wp, rows, cols, xp, yp),
+      y: () => new Float32Array(m.buffer, yp, rows).slice(),
+      times: [],
+    };
+    const t0 = performance.now();
+    while (performance.now() - t0 < 400) b[key].run();
+  }
+  for (let round = 0; round < 15; round++) {
+    for (const k of Object.keys(b)) {
+      let calls = 0;
+      const t0 = performance.now();
+      let t = t0;
+      while (t - t0 < 25) {
+        b[k].run();
+        calls++;
+        t = performance.now();
+      }
+      b[k].times.push((t - t0) / calls);
+    }
+  }
+  const med = (a) => a.slice().sort((p, q) => p - q)[a.length >> 1];
+  const yr = b.relaxed.y(),
+    ys = b.simd128.y();
+  const same = yr.every((v, i) => Object.is(v, ys[i]));
+  return {
+    rows,
+    cols,
+    relaxed: { backend: b.relaxed.backend, ms: med(b.relaxed.times) },
+    simd128: { backend: b.simd128.backend, ms: med(b.simd128.times) },
+    relaxedBuildSimd128: { ms: med(b.relaxedBuildSimd128.times) },
+    ratio: med(b.simd128.times) / med(b.relaxed.times),
+    ratioSameBuild: med(b.relaxedBuildSimd128.times) / med(b.relaxed.times),
+    sameOutput: same && b.relaxedBuildSimd128.y().every((v, i) => Object.is(v, yr[i])),
+  };
+}
+
+(params.get('bench') ? bench() : check()).then(
+  (v) => (window.result = v),
+  (e) => (window.result = { error: String(e && e.stack ? e.stack : e) }),
+);

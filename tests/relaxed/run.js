@@ -1,0 +1,43 @@
+// Opens tests/relaxed/index.html in headless Chromium (Debian's, through playwright-core) and
+// returns what the page reports (window.result). Node-only.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { serveRepo } from './serve.js';
+
+/**
+ * @param {string} query the page's query string, e.g. '?seed=5' or '?bench=1'
+ * @returns {Promise<any>}
+ */
+export async function runPage(query) {
+  const server = await serveRepo(0);
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  const dir = mkdtempSync(join(tmpdir(), 'bq-relaxed-'));
+  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+  try {
+    const page = await context.newPage();
+    /** @type {string[]} */
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`http://127.0.0.1:${port}/tests/relaxed/index.html${query}`);
+    await page.waitForFunction(() => /** @type {any} */ (window).result !== undefined, null, { timeout: 300000 });
+    const result = await page.evaluate(() => /** @type {any} */ (window).result);
+    return { ...result, pageErrors: errors };
+  } finally {
+    await context.close();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

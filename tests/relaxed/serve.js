@@ -1,0 +1,32 @@
+// A static server for the relaxed-build page (tests/relaxed.test.js, bench/relaxed.js): the
+// repository's files on 127.0.0.1, on the port given (0: any free one). Node-only.
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join, normalize, sep } from 'node:path';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TYPES = { '.js': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm' };
+
+/**
+ * Starts the server; resolves once it listens.
+ * @param {number} [port]
+ * @returns {Promise<import('node:http').Server>}
+ */
+export function serveRepo(port = 0) {
+  const server = createServer(async (req, res) => {
+    const path = normalize(join(ROOT, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
+    const ext = path.slice(path.lastIndexOf('.'));
+    if (!path.startsWith(ROOT) || path.includes(`${sep}node_modules${sep}`) || !(ext in TYPES)) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(path);
+      res.writeHead(200, { 'content-type': TYPES[ext] }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+}
