@@ -1,6 +1,7 @@
 // The demo page's main thread: UI only. Files are opened and analysed in worker.js.
 
-import { FIELDS, FORMATS, blockCodes, blockQh, halfToFloat } from './metrics.js';
+import { layoutText } from './layout.js';
+import { blockFields } from '../js/types.js';
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 const el = (tag, attrs = {}, ...kids) => {
@@ -15,7 +16,11 @@ const el = (tag, attrs = {}, ...kids) => {
 };
 
 // ---- worker RPC ----
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+// ?backend=simd128|scalar picks the wasm build (the worker reads it from its own URL).
+const workerUrl = new URL('./worker.js', import.meta.url);
+const askedBackend = new URLSearchParams(location.search).get('backend');
+if (askedBackend) workerUrl.searchParams.set('backend', askedBackend);
+const worker = new Worker(workerUrl, { type: 'module' });
 let nextId = 1;
 const pending = new Map();
 worker.onmessage = (ev) => {
@@ -36,6 +41,7 @@ const call = (op, args = {}) =>
 // ---- state ----
 const state = {
   file: null,
+  label: '',
   selected: null,
   analysis: null,
   format: 'q4_0',
@@ -69,7 +75,7 @@ async function task(text, fn) {
   try {
     await fn();
   } catch (e) {
-    showError(/** @type {Error} */ (e).message);
+    showError(`${/** @type {Error} */ (e).message}. Reload the page if it keeps happening.`);
   } finally {
     clearTimeout(slow);
     done();
@@ -90,20 +96,40 @@ const fmtNum = (v) =>
 // ---- opening files ----
 async function openSource(source, label) {
   await task(`opening ${label}…`, async () => {
-    const info = await call('open', { source });
-    clearError();
-    state.file = info;
-    state.selected = null;
-    $('#build').textContent = `wasm build: ${info.backend}`;
-    $('#file-info').textContent =
-      `${label}: GGUF v${info.version}, ${info.littleEndian ? 'little' : 'big'}-endian, ${info.tensors.length} tensors`;
-    const dl = $('#meta dl');
-    dl.replaceChildren(...info.kv.flatMap((e) => [el('dt', { text: e.key }), el('dd', { text: e.text })]));
+    try {
+      const info = await call('open', { source });
+      clearError();
+      state.file = info;
+      state.label = label;
+      state.selected = null;
+      state.analysis = null;
+      $('#build').textContent = `wasm build: ${info.backend}`;
+      $('#file-info').textContent =
+        `${label}: GGUF v${info.version}, ${info.littleEndian ? 'little' : 'big'}-endian, ${info.tensors.length} tensors`;
+      const dl = $('#meta dl');
+      dl.replaceChildren(...info.kv.flatMap((e) => [el('dt', { text: e.key }), el('dd', { text: e.text })]));
+    } catch (e) {
+      // The worker has let the previous file go: show none, so nothing on the page disagrees with it.
+      state.file = null;
+      state.selected = null;
+      state.analysis = null;
+      $('#file-info').textContent = `${label}: not opened`;
+      $('#meta dl').replaceChildren();
+      renderList();
+      $('#view').replaceChildren(
+        el('p', { class: 'hint', text: 'No file is open. Open a GGUF file or the bundled sample.' }),
+      );
+      $('#inspector').hidden = true;
+      showError(
+        `Could not open ${label}: ${/** @type {Error} */ (e).message}. Choose another GGUF file, or open the bundled sample.`,
+      );
+      return;
+    }
     renderList();
     $('#view').replaceChildren(el('p', { class: 'hint', text: 'Choose a tensor from the list.' }));
     $('#inspector').hidden = true;
-    const first = info.tensors.find((t) => t.typeName === 'f16' || t.typeName === 'f32' || t.typeName === 'bf16');
-    if (first && first.dims.length > 1) await selectTensor(first.name);
+    const first = state.file.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
+    if (first && first.dims.length > 1) await analyse(first.name);
   });
 }
 
@@ -114,7 +140,15 @@ $('#file-input').addEventListener('change', (ev) => {
 $('#url-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const u = /** @type {HTMLInputElement} */ ($('#url')).value.trim();
-  if (u) openSource(new URL(u, location.href).href, u);
+  if (!u) return;
+  let href;
+  try {
+    href = new URL(u, location.href).href;
+  } catch {
+    showError(`Could not open ${u}: it is not a URL. Enter an http(s) address of a GGUF file.`);
+    return;
+  }
+  openSource(href, u);
 });
 $('#sample').addEventListener('click', () => openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf'));
 document.addEventListener('dragover', (ev) => {
@@ -131,7 +165,10 @@ $('#filter').addEventListener('input', renderList);
 $('#sort').addEventListener('change', renderList);
 
 function renderList() {
-  if (!state.file) return;
+  if (!state.file) {
+    $('#tensors tbody').replaceChildren();
+    return;
+  }
   const q = /** @type {HTMLInputElement} */ ($('#filter')).value.toLowerCase();
   const sort = /** @type {HTMLSelectElement} */ ($('#sort')).value;
   let ts = state.file.tensors.filter((t) => t.name.toLowerCase().includes(q));
@@ -146,9 +183,10 @@ function renderList() {
           'data-name': t.name,
           tabindex: '0',
           'aria-selected': String(t.name === state.selected),
+          ...(t.unsupported ? { class: 'unsupported', title: `Not analysable: ${t.unsupported}` } : {}),
         },
         el('td', { text: t.name }),
-        el('td', { text: t.typeName }),
+        el('td', { text: t.unsupported ? `${t.typeName} ⊘` : t.typeName }),
         el('td', { text: `[${t.dims.join(', ')}]` }),
         el('td', { class: 'num', text: fmtBytes(t.byteLength) }),
       );
@@ -167,38 +205,84 @@ function renderList() {
 }
 
 async function selectTensor(name) {
-  await task(`analysing ${name}…`, async () => {
+  await task(`analysing ${name}…`, () => analyse(name));
+}
+
+/** Analyses a tensor; the page switches to it only once the worker has, so the two always agree. */
+async function analyse(name) {
+  const t = state.file?.tensors.find((x) => x.name === name);
+  if (!t) return;
+  if (t.unsupported) {
+    clearError();
     state.selected = name;
+    state.analysis = null;
     renderList();
-    state.analysis = await call('analyze', { name });
+    $('#inspector').hidden = true;
+    $('#view').replaceChildren(
+      el('h2', { text: `${name} (${t.typeName})` }),
+      el('p', {
+        class: 'note unsupported-note',
+        'data-testid': 'unsupported',
+        text: `This tensor cannot be analysed: ${t.unsupported}. Its name, type, shape and size are in the list; choose another tensor.`,
+      }),
+    );
+    return;
+  }
+  try {
+    const a = await call('analyze', { name });
+    clearError();
+    state.selected = name;
+    state.analysis = a;
     state.cursor = 0;
+    renderList();
     $('#inspector').hidden = true;
     renderView();
-  });
+  } catch (e) {
+    const still = state.selected ? ` The page still shows ${state.selected};` : '';
+    showError(
+      `Could not analyse ${name} in ${state.label}: ${/** @type {Error} */ (e).message}.${still} choose another tensor or file.`,
+    );
+    // The worker may have dropped the tensor it held: the shown view stays, its blocks re-analyse on click.
+    renderList();
+  }
 }
 
 // ---- views ----
+
+/** Heatmap geometry of maps whose cells are `per` values wide, for blocks of `B` values. */
+function geo(a, B, per) {
+  return { rows: a.rows, perRow: a.rowLen / per, cellsPerBlock: B / per, blocksPerRow: a.rowLen / B, per, B };
+}
+
 function renderView() {
   const a = state.analysis;
   const v = $('#view');
   if (a.kind === 'float') {
+    if (!a.formats.some((f) => f.format === state.format)) state.format = a.formats[0].format;
     const fmtSel = el(
       'select',
       { 'data-testid': 'format-select', id: 'format', 'aria-label': 'format' },
-      ...FORMATS.map((f) => el('option', { value: f, text: f })),
+      ...a.formats.map((f) => el('option', { value: f.format, text: f.format })),
     );
     /** @type {HTMLSelectElement} */ (fmtSel).value = state.format;
     fmtSel.addEventListener('change', () => {
       state.format = /** @type {HTMLSelectElement} */ (fmtSel).value;
+      $('#inspector').hidden = true;
       renderView();
     });
     const summary = el(
       'table',
-      {},
+      { class: 'summary' },
       el(
         'thead',
         {},
-        el('tr', {}, ...['format', 'bits/weight', 'RMSE', 'max |error|', 'SNR (dB)'].map((h) => el('th', { text: h }))),
+        el(
+          'tr',
+          {},
+          ...['format', 'block', 'bits/weight', 'RMSE', 'max |error|', 'SNR (dB)', 'worst block RMSE'].map((h, i) =>
+            el('th', { text: h, class: i ? 'num' : '' }),
+          ),
+        ),
       ),
       el(
         'tbody',
@@ -211,24 +295,54 @@ function renderView() {
               'data-format': f.format,
               'data-rmse': String(f.rmse),
               'data-max-abs': String(f.maxAbs),
+              'data-snr': String(f.snr),
+              'data-worst-rmse': String(f.worstRmse),
+              'aria-selected': String(f.format === state.format),
             },
             el('td', { text: f.format }),
-            el('td', { class: 'num', text: f.bits.toFixed(2) }),
+            el('td', { class: 'num', text: String(f.blockSize) }),
+            el('td', { class: 'num', text: f.bits.toFixed(4).replace(/0+$/, '').replace(/\.$/, '') }),
             el('td', { class: 'num', text: fmtNum(f.rmse) }),
             el('td', { class: 'num', text: fmtNum(f.maxAbs) }),
             el('td', { class: 'num', text: f.snr.toFixed(2) }),
+            el('td', { class: 'num', text: fmtNum(f.worstRmse) }),
           ),
         ),
       ),
     );
     const f = a.formats.find((x) => x.format === state.format);
-    const values = state.metric === 'rmse' ? f.rmseBlocks : f.maxBlocks;
+    const unit = f.blockSize === 256 ? 'super-block' : 'block';
+    const maps = {
+      rmse: { values: f.rmseBlocks, g: geo(a, f.blockSize, f.blockSize), title: `${unit} RMSE`, worst: f.worst.rmse },
+      max: {
+        values: f.maxBlocks,
+        g: geo(a, f.blockSize, f.blockSize),
+        title: `${unit} max |error|`,
+        worst: f.worst.max,
+      },
+      ...(f.subRmse
+        ? {
+            sub: {
+              values: f.subRmse,
+              g: geo(a, f.blockSize, f.subBlock),
+              title: `sub-block (${f.subBlock} values) RMSE`,
+              worst: f.worst.sub,
+            },
+          }
+        : {}),
+    };
+    const opts = [
+      ['rmse', `${unit} RMSE`],
+      ['max', `${unit} max |error|`],
+      ...(f.subRmse ? [['sub', 'sub-block RMSE']] : []),
+    ];
+    const map = maps[pickMetric(opts)];
     v.replaceChildren(
       el('h2', { text: state.selected }),
       partial(a),
       summary,
-      el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls()),
-      heatmap(values, a, `${state.metric === 'rmse' ? 'block RMSE' : 'block max |error|'} of ${state.format}`),
+      el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls(opts)),
+      heatmap(map.values, map.g, `${map.title} of ${state.format}`),
       el('h3', { text: 'distribution of block RMSE, per format' }),
       el(
         'div',
@@ -241,34 +355,60 @@ function renderView() {
           ),
         ),
       ),
-      el('h3', { text: 'worst blocks' }),
-      worstList(values, a),
+      el('h3', { text: `worst ${unit}s` }),
+      worstList(map.values, map.g, map.worst),
     );
   } else {
     const ruler = a.ruler;
+    const B = a.blockSize;
+    const unit = B === 256 ? 'super-block' : 'block';
+    /** @type {Record<string, { values: ArrayLike<number>, g: any, title: string }>} */
+    const maps = {};
+    const opts = [];
+    for (const [n, vals] of Object.entries(a.fields)) {
+      maps[`f:${n}`] = { values: vals, g: geo(a, B, B), title: `${n} per ${unit}` };
+      opts.push([`f:${n}`, n]);
+    }
+    if (a.sc) {
+      maps.sc = { values: a.sc, g: geo(a, B, a.subBlock), title: `sub-block scale sc_j (${a.subBlock} values)` };
+      opts.push(['sc', 'sub-block scales']);
+    }
+    if (a.m) {
+      maps.m = { values: a.m, g: geo(a, B, a.subBlock), title: `sub-block min m_j (${a.subBlock} values)` };
+      opts.push(['m', 'sub-block mins']);
+    }
+    maps.ruler = { values: ruler.rmseBlocks, g: geo(a, B, 32), title: 'Q8_0 ruler: RMSE per 32 values' };
+    opts.push(['ruler', 'Q8_0 ruler RMSE']);
+    const map = maps[pickMetric(opts)];
     v.replaceChildren(
       el('h2', { text: `${state.selected} (${a.type})` }),
       partial(a),
       el('p', {
         class: 'note',
+        'data-testid': 'ruler',
+        'data-rmse': String(ruler.rmse),
         text: `Re-quantizing the decoded values to Q8_0 (the ruler): RMSE ${fmtNum(ruler.rmse)}, max |error| ${fmtNum(ruler.maxAbs)}, SNR ${ruler.snr.toFixed(2)} dB. An implementation bug in a format shows up as anomalous error against Q8_0.`,
       }),
-      el('div', { class: 'controls' }, metricControls(true)),
-      heatmap(
-        state.metric === 'm' && a.m ? a.m : state.metric === 'ruler' ? ruler.rmseBlocks : a.d.map(Math.abs),
-        a,
-        state.metric === 'm' && a.m
-          ? 'block m'
-          : state.metric === 'ruler'
-            ? 'Q8_0 ruler: block RMSE'
-            : 'block scale |d|',
-      ),
+      el('div', { class: 'controls' }, metricControls(opts)),
+      heatmap(map.values, map.g, map.title),
       el('h3', { text: 'code histogram' }),
-      bars(a.codes.counts, `codes ${a.codes.offset} … ${a.codes.offset + a.codes.counts.length - 1}`),
+      bars(a.codes.counts, `q = ${a.codes.offset} … ${a.codes.offset + a.codes.counts.length - 1}`, 480, {
+        'data-testid': 'code-histogram',
+        'data-offset': String(a.codes.offset),
+        'data-counts': a.codes.counts.join(','),
+      }),
       el('h3', { text: 'decoded value distribution' }),
       bars(a.values.counts, `${fmtNum(a.values.lo)} … ${fmtNum(a.values.hi)}`),
+      el('h3', { text: 'worst Q8_0 ruler blocks' }),
+      worstList(ruler.rmseBlocks, maps.ruler.g, ruler.worst),
     );
   }
+}
+
+/** The current metric if it is one of opts, else the first. */
+function pickMetric(opts) {
+  if (!opts.some(([k]) => k === state.metric)) state.metric = opts[0][0];
+  return state.metric;
 }
 
 /** A note when only the first rows of a very large tensor were analysed. */
@@ -281,20 +421,13 @@ function partial(a) {
     : '';
 }
 
-function metricControls(quant = false) {
+/** The heatmap's value and colour-scale selects; opts: [value, label] pairs. */
+function metricControls(opts) {
   const metric = el(
     'select',
-    { id: 'metric', 'aria-label': 'heatmap value' },
-    ...(quant
-      ? [
-          el('option', { value: 'd', text: 'scale |d|' }),
-          ...(state.analysis.m ? [el('option', { value: 'm', text: 'm' })] : []),
-          el('option', { value: 'ruler', text: 'Q8_0 ruler RMSE' }),
-        ]
-      : [el('option', { value: 'rmse', text: 'RMSE' }), el('option', { value: 'max', text: 'max |error|' })]),
+    { id: 'metric', 'data-testid': 'metric-select', 'aria-label': 'heatmap value' },
+    ...opts.map(([value, text]) => el('option', { value, text })),
   );
-  const valid = [...metric.querySelectorAll('option')].map((o) => o.getAttribute('value'));
-  if (!valid.includes(state.metric)) state.metric = valid[0];
   /** @type {HTMLSelectElement} */ (metric).value = state.metric;
   metric.addEventListener('change', () => {
     state.metric = /** @type {HTMLSelectElement} */ (metric).value;
@@ -330,17 +463,23 @@ function colour(t) {
   return STOPS[i].map((c, k) => Math.round(c + (STOPS[i + 1][k] - c) * f));
 }
 
-function heatmap(values, a, title) {
+/**
+ * A heatmap of per-cell values (g.perRow cells per row, g.cellsPerBlock cells per block: one per
+ * block, per sub-block or per 32-value ruler block); clicking a cell inspects its block. Large
+ * tensors are drawn from every sx-th cell and sy-th row, so the work here is bounded.
+ */
+function heatmap(values, g, title) {
   const MAX = 384;
-  const sx = Math.ceil(a.blocksPerRow / MAX),
-    sy = Math.ceil(a.rows / MAX);
-  const W = Math.ceil(a.blocksPerRow / sx),
-    H = Math.ceil(a.rows / sy);
+  const sx = Math.ceil(g.perRow / MAX),
+    sy = Math.ceil(g.rows / MAX);
+  const W = Math.ceil(g.perRow / sx),
+    H = Math.ceil(g.rows / sy);
   const cw = Math.max(1, Math.min(24, Math.floor(560 / W))),
     ch = Math.max(1, Math.min(8, Math.floor(420 / H)));
   const canvas = /** @type {HTMLCanvasElement} */ (
     el('canvas', {
       'data-testid': 'heatmap',
+      'data-cells': `${W}x${H}`,
       width: String(W * cw),
       height: String(H * ch),
       tabindex: '0',
@@ -348,12 +487,13 @@ function heatmap(values, a, title) {
       'aria-label': `${title} heatmap; arrow keys move, Enter inspects a block`,
     })
   );
+  const at = (x, y) => values[Math.min(g.rows - 1, y * sy) * g.perRow + Math.min(g.perRow - 1, x * sx)];
   const tf = (v) => (state.scale === 'log' ? Math.log10(Math.max(v, 1e-30)) : v);
   let lo = Infinity,
     hi = -Infinity;
-  for (let r = 0; r < a.rows; r += sy)
-    for (let c = 0; c < a.blocksPerRow; c += sx) {
-      const v = values[r * a.blocksPerRow + c];
+  for (let y = 0; y < H; y++)
+    for (let x = 0; x < W; x++) {
+      const v = at(x, y);
       if (Number.isFinite(v) && (state.scale !== 'log' || v > 0)) {
         const t = tf(v);
         if (t < lo) lo = t;
@@ -364,45 +504,54 @@ function heatmap(values, a, title) {
   const img = ctx.createImageData(W * cw, H * ch);
   for (let y = 0; y < H; y++)
     for (let x = 0; x < W; x++) {
-      const v = values[y * sy * a.blocksPerRow + x * sx];
-      const [r, g, b] = colour(hi > lo ? (tf(v) - lo) / (hi - lo) : 0.5);
+      const v = at(x, y);
+      const [r, gr, b] =
+        state.scale === 'log' && !(v > 0) ? [160, 160, 160] : colour(hi > lo ? (tf(v) - lo) / (hi - lo) : 0.5);
       for (let py = 0; py < ch; py++)
         for (let px = 0; px < cw; px++) {
           const o = ((y * ch + py) * W * cw + x * cw + px) * 4;
           img.data[o] = r;
-          img.data[o + 1] = g;
+          img.data[o + 1] = gr;
           img.data[o + 2] = b;
           img.data[o + 3] = 255;
         }
     }
   ctx.putImageData(img, 0, 0);
-  const blockAt = (x, y) => Math.min(a.rows - 1, y * sy) * a.blocksPerRow + Math.min(a.blocksPerRow - 1, x * sx);
-  // Outline the inspected block's cell.
+  const nBlocks = g.rows * g.blocksPerRow;
+  const blockAt = (x, y) =>
+    Math.min(g.rows - 1, y * sy) * g.blocksPerRow + Math.floor(Math.min(g.perRow - 1, x * sx) / g.cellsPerBlock);
+  // Outline the inspected block's cells.
   const mark = () => {
     ctx.putImageData(img, 0, 0);
-    const cx = Math.floor((state.cursor % a.blocksPerRow) / sx),
-      cy = Math.floor(Math.floor(state.cursor / a.blocksPerRow) / sy);
+    const c0 = (state.cursor % g.blocksPerRow) * g.cellsPerBlock;
+    const x0 = Math.floor(c0 / sx),
+      x1 = Math.floor((c0 + g.cellsPerBlock - 1) / sx) + 1,
+      y0 = Math.floor(Math.floor(state.cursor / g.blocksPerRow) / sy);
     ctx.lineWidth = 1;
     ctx.strokeStyle = '#fff';
-    ctx.strokeRect(cx * cw - 1.5, cy * ch - 1.5, cw + 3, ch + 3);
+    ctx.strokeRect(x0 * cw - 1.5, y0 * ch - 1.5, (x1 - x0) * cw + 3, ch + 3);
     ctx.strokeStyle = '#000';
-    ctx.strokeRect(cx * cw - 0.5, cy * ch - 0.5, cw + 1, ch + 1);
+    ctx.strokeRect(x0 * cw - 0.5, y0 * ch - 0.5, (x1 - x0) * cw + 1, ch + 1);
   };
   if (!$('#inspector').hidden) mark();
   canvas.addEventListener('click', (ev) => {
     const rect = canvas.getBoundingClientRect();
-    const x = Math.floor(((ev.clientX - rect.left) / rect.width) * W),
-      y = Math.floor(((ev.clientY - rect.top) / rect.height) * H);
+    const x = Math.min(W - 1, Math.floor(((ev.clientX - rect.left) / rect.width) * W)),
+      y = Math.min(H - 1, Math.floor(((ev.clientY - rect.top) / rect.height) * H));
     state.cursor = blockAt(x, y);
     mark();
     inspect(state.cursor);
   });
   canvas.addEventListener('keydown', (ev) => {
-    const bpr = a.blocksPerRow;
-    const moves = { ArrowLeft: -sx, ArrowRight: sx, ArrowUp: -bpr * sy, ArrowDown: bpr * sy };
+    const moves = {
+      ArrowLeft: -Math.max(1, sx / g.cellsPerBlock),
+      ArrowRight: Math.max(1, sx / g.cellsPerBlock),
+      ArrowUp: -g.blocksPerRow * sy,
+      ArrowDown: g.blocksPerRow * sy,
+    };
     if (ev.key in moves) {
       ev.preventDefault();
-      state.cursor = Math.min(a.nBlocks - 1, Math.max(0, state.cursor + moves[ev.key]));
+      state.cursor = Math.min(nBlocks - 1, Math.max(0, Math.round(state.cursor + moves[ev.key])));
       mark();
       inspect(state.cursor);
     }
@@ -416,15 +565,16 @@ function heatmap(values, a, title) {
     el('span', { text: state.scale === 'log' ? `10^${hi.toFixed(2)}` : fmtNum(hi) }),
     el('span', { class: 'note', text: `(${state.scale})` }),
   );
+  const cells = g.per === g.B ? `blocks of ${g.B}` : `cells of ${g.per} values, ${g.cellsPerBlock} per block of ${g.B}`;
   const note =
     sx > 1 || sy > 1
       ? el('p', {
           class: 'note',
-          text: `Large tensor: the heatmap shows every ${sy > 1 ? `${sy}th row` : 'row'} and every ${sx > 1 ? `${sx}th block` : 'block'} (${W}×${H} of ${a.blocksPerRow}×${a.rows}); click to inspect.`,
+          text: `Large tensor: the heatmap shows every ${sy > 1 ? `${sy}th row` : 'row'} and every ${sx > 1 ? `${sx}th cell` : 'cell'} (${W}×${H} of ${g.perRow}×${g.rows}); click to inspect.`,
         })
       : el('p', {
           class: 'note',
-          text: `${a.rows} rows × ${a.blocksPerRow} blocks of 32; click a cell (or focus it and use the arrow keys) to inspect a block.`,
+          text: `${g.rows} rows × ${g.perRow} ${cells}; click a cell (or focus it and use the arrow keys) to inspect its block.`,
         });
   return el('figure', {}, el('figcaption', { text: title }), canvas, legend, note);
 }
@@ -440,7 +590,7 @@ function ramp() {
   return c;
 }
 
-function bars(counts, caption, W = 480) {
+function bars(counts, caption, W = 480, attrs = {}) {
   const H = 90;
   const c = /** @type {HTMLCanvasElement} */ (
     el('canvas', { width: String(W), height: String(H), role: 'img', 'aria-label': caption })
@@ -453,26 +603,26 @@ function bars(counts, caption, W = 480) {
     const h = (n / max) * (H - 2);
     ctx.fillRect(i * bw, H - h, Math.max(1, bw - 1), h);
   });
-  return el('figure', {}, c, el('figcaption', { class: 'note', text: caption }));
+  return el('figure', attrs, c, el('figcaption', { class: 'note', text: caption }));
 }
 
-function worstList(values, a) {
-  const idx = Array.from({ length: values.length }, (_, i) => i)
-    .sort((x, y) => (values[y] || 0) - (values[x] || 0))
-    .slice(0, 8);
+/** The worst cells (indices computed in the worker), as buttons that inspect their blocks. */
+function worstList(values, g, idx) {
   return el(
     'ol',
     { class: 'worst' },
-    ...idx.map((b) => {
+    ...idx.map((i) => {
+      const r = Math.floor(i / g.perRow),
+        b = r * g.blocksPerRow + Math.floor((i % g.perRow) / g.cellsPerBlock);
       const li = el(
         'li',
         {},
         el('button', {
           type: 'button',
-          text: `block ${b} (row ${Math.floor(b / a.blocksPerRow)}, block ${b % a.blocksPerRow}): ${fmtNum(values[b])}`,
+          text: `block ${b} (row ${r}, block ${b % g.blocksPerRow}${g.cellsPerBlock > 1 ? `, cell ${i % g.perRow}` : ''}): ${fmtNum(values[i])}`,
         }),
       );
-      li.querySelector('button').addEventListener('click', () => {
+      /** @type {HTMLElement} */ (li.querySelector('button')).addEventListener('click', () => {
         state.cursor = b;
         inspect(b);
       });
@@ -483,90 +633,154 @@ function worstList(values, a) {
 
 // ---- block inspector ----
 const hex = (b) => b.toString(16).padStart(2, '0');
+/** A number for a data attribute, keeping the sign of zero (String(-0) is "0"). */
+const numAttr = (v) => (Object.is(v, -0) ? '-0' : String(v));
 
 async function inspect(block) {
+  const name = state.selected;
   await task(`decoding block ${block}…`, async () => {
-    const r = await call('block', { name: state.selected, format: state.format, block });
-    renderInspector(r);
+    try {
+      renderInspector(await call('block', { name, format: state.format, block }));
+    } catch {
+      // The worker lost the tensor (an analysis failed meanwhile): analyse it again, then retry once.
+      try {
+        await analyse(name);
+        renderInspector(await call('block', { name, format: state.format, block }));
+      } catch (e2) {
+        showError(
+          `Could not decode block ${block} of ${name}: ${/** @type {Error} */ (e2).message}. Choose the tensor again in the list.`,
+        );
+      }
+    }
   });
 }
 
+/** A block byte by byte: its fields (from blockFields), the sub-block table and every element. */
 function renderInspector(r) {
-  const fields = FIELDS[r.format];
+  const fields = blockFields(r.format) ?? [];
   const b = r.bytes;
   const ins = $('#inspector');
-  const get16 = (o) => b[o] | (b[o + 1] << 8);
-  const d = halfToFloat(get16(0));
-  const m = fields.some(([n]) => n === 'm') ? halfToFloat(get16(2)) : null;
-  const s = r.format === 'q8_1' ? halfToFloat(get16(2)) : null;
-  const qh = blockQh(r.format, b);
-  const codes = blockCodes(r.format, b);
-  const fieldOf = (i) => fields.find(([, o, n]) => i >= o && i < o + n)[0];
-  const formula = {
-    q4_0: `x = (q - 8) · d = (q - 8) · ${d}`,
-    q4_1: `x = q · d + m = q · ${d} + ${m}`,
-    q5_0: `x = (q - 16) · d = (q - 16) · ${d},  q = nibble | (bit j of qh) << 4`,
-    q5_1: `x = q · d + m = q · ${d} + ${m},  q = nibble | (bit j of qh) << 4`,
-    q8_0: `x = q · d = q · ${d}`,
-    q8_1: `x = q · d = q · ${d}  (s = ${s} = d · Σq)`,
-  }[r.format];
+  const fieldOf = (i) => fields.find((f) => i >= f.offset && i < f.offset + f.size)?.name ?? '';
+  const scalarHex = (f) => [...b.subarray(f.offset, f.offset + f.size)].reverse().map(hex).join('');
+  for (const k of Object.keys(ins.dataset)) if (k !== 'testid') delete ins.dataset[k];
   ins.dataset.block = String(r.block);
-  ins.dataset.d = String(d);
+  ins.dataset.format = r.format;
+  for (const [n, v] of Object.entries(r.scalars)) ins.dataset[n] = numAttr(v);
+  const unit = b.length > 64 ? 'super-block' : 'block';
+  const subTable = r.sc
+    ? el(
+        'table',
+        { class: 'subs', 'data-testid': 'sub-table' },
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            ...[
+              'j',
+              'values',
+              'sc_j',
+              'from',
+              ...(r.m ? ['m_j', 'from'] : []),
+              'd · sc_j',
+              ...(r.m ? ['dmin · m_j'] : []),
+            ].map((h) => el('th', { text: h })),
+          ),
+        ),
+        el(
+          'tbody',
+          {},
+          ...Array.from(r.sc, (s, j) =>
+            el(
+              'tr',
+              { 'data-testid': 'sub-row', 'data-sc': String(s), ...(r.m ? { 'data-m': String(r.m[j]) } : {}) },
+              el('td', { text: String(j) }),
+              el('td', { text: `${j * r.sub}…${(j + 1) * r.sub - 1}` }),
+              el('td', { class: 'num', text: String(s) }),
+              el('td', { class: 'where', text: r.scWhere[j] }),
+              ...(r.m
+                ? [el('td', { class: 'num', text: String(r.m[j]) }), el('td', { class: 'where', text: r.mWhere[j] })]
+                : []),
+              el('td', { class: 'num', text: fmtNum(Math.fround(r.scalars.d * s)) }),
+              ...(r.m ? [el('td', { class: 'num', text: fmtNum(Math.fround(r.scalars.dmin * r.m[j])) })] : []),
+            ),
+          ),
+        ),
+      )
+    : '';
+  const heads = [
+    'e',
+    ...(r.sub ? ['j'] : []),
+    'bits',
+    'q',
+    'from fields',
+    ...(r.quantized ? ['decoded', 'Q8_0 ruler'] : ['original', `${r.format} decoded`]),
+    'error',
+  ];
   ins.replaceChildren(
-    el('h2', { text: `block ${r.block} (${r.format}, ${b.length} bytes)` }),
+    el('h2', { text: `${unit} ${r.block} (${r.format}, ${b.length} bytes)` }),
     el(
       'div',
       { class: 'bytes', 'aria-label': 'block bytes by field' },
       ...Array.from(b, (x, i) =>
-        el('span', { class: `f-${fieldOf(i)}`, title: `byte ${i}: ${fieldOf(i)}`, text: hex(x) }),
+        el('span', { class: `f f-${fieldOf(i)}`, title: `byte ${i}: ${fieldOf(i)}`, text: hex(x) }),
       ),
     ),
-    el('p', { class: 'note', text: 'd (orange), m / s (green), qh (purple), qs (blue); halves are little-endian.' }),
+    el(
+      'p',
+      { class: 'note fields-legend' },
+      ...fields.map((f) =>
+        el('span', { class: `f f-${f.name}`, text: `${f.name} ${f.offset}…${f.offset + f.size - 1}` }),
+      ),
+      ' (multi-byte fields are little-endian)',
+    ),
     el(
       'dl',
       {},
-      el('dt', { text: 'd' }),
-      el('dd', { 'data-testid': 'block-d', text: `0x${hex(b[1])}${hex(b[0])} = ${d}` }),
-      ...(m !== null ? [el('dt', { text: 'm' }), el('dd', { text: `0x${hex(b[3])}${hex(b[2])} = ${m}` })] : []),
-      ...(s !== null ? [el('dt', { text: 's' }), el('dd', { text: `0x${hex(b[3])}${hex(b[2])} = ${s}` })] : []),
-      ...(qh !== null
-        ? [el('dt', { text: 'qh (bit 31 … bit 0)' }), el('dd', { text: qh.toString(2).padStart(32, '0') })]
-        : []),
+      ...fields
+        .filter((f) => f.name in r.scalars)
+        .flatMap((f) => [
+          el('dt', { text: `${f.name} (${f.kind})` }),
+          el('dd', {
+            'data-testid': `block-${f.name}`,
+            'data-value': String(r.scalars[f.name]),
+            text: `0x${scalarHex(f)} = ${r.scalars[f.name]}`,
+          }),
+        ]),
+      ...fields
+        .filter((f) => f.kind === 'u32')
+        .flatMap((f) => [
+          el('dt', { text: `${f.name} (bit 31 … bit 0)` }),
+          el('dd', { text: parseInt(scalarHex(f), 16).toString(2).padStart(32, '0') }),
+        ]),
     ),
-    el('div', {
-      class: 'formula',
-      text: `${formula}\nelement j < 16: low nibble of qs[j]; element j ≥ 16: high nibble of qs[j - 16]`,
-    }),
+    el('div', { class: 'formula', 'data-testid': 'formula', text: layoutText(r.format).join('\n') }),
+    subTable,
     el(
       'table',
       { class: 'vals' },
-      el(
-        'thead',
-        {},
-        el(
-          'tr',
-          {},
-          ...[
-            'j',
-            'q',
-            r.quantized ? 'decoded' : 'original',
-            r.quantized ? 'Q8_0 ruler' : 'reconstructed',
-            'error',
-          ].map((h) => el('th', { text: h })),
-        ),
-      ),
+      el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { text: h })))),
       el(
         'tbody',
         {},
-        ...codes.map((q, j) =>
+        ...Array.from(r.codes, (q, e) =>
           el(
             'tr',
-            {},
-            el('td', { text: String(j) }),
-            el('td', { text: String(q) }),
-            el('td', { class: 'num', text: fmtNum(r.original[j]) }),
-            el('td', { class: 'num', text: fmtNum(r.recon[j]) }),
-            el('td', { class: 'num', text: fmtNum(r.original[j] - r.recon[j]) }),
+            {
+              'data-testid': 'value-row',
+              'data-q': String(q),
+              'data-fields': numAttr(r.fromFields[e]),
+              'data-decoded': numAttr(r.decoded[e]),
+            },
+            el('td', { text: String(e) }),
+            ...(r.sub ? [el('td', { text: String(Math.floor(e / r.sub)) })] : []),
+            el('td', { class: 'where', text: r.where[e] }),
+            el('td', { class: 'num', text: String(q) }),
+            el('td', { class: 'num', text: fmtNum(r.fromFields[e]) }),
+            el('td', { class: 'num', text: fmtNum(r.original[e]) }),
+            el('td', { class: 'num', text: fmtNum(r.recon[e]) }),
+            el('td', { class: 'num', text: fmtNum(r.original[e] - r.recon[e]) }),
           ),
         ),
       ),

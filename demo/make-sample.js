@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Writes demo/sample.gguf, the demo's bundled model: synthetic F16 and F32 weight tensors shaped
 // and distributed like an LLM's (see sample.js), a norm vector, and the same weights stored in
-// each of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1. Deterministic.
+// each of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants Q2_K..Q6_K (rows of 1024 = 4 super-blocks),
+// and one tensor in a type blockquant cannot decode (I8) to show how the page explains it. Deterministic.
 import { writeFileSync } from 'node:fs';
 import { init, writeGGUF, GGMLType, GGUFValueType as VT } from '../js/node.js';
 import { syntheticWeights } from './sample.js';
@@ -16,7 +17,7 @@ const tensors = [
   { name: 'blk.0.ffn_up.weight', type: GGMLType.F32, dims: [1024, 128], data: f32(up) },
   { name: 'blk.0.attn_norm.weight', type: GGMLType.F32, dims: [1024], data: f32(norm) },
 ];
-for (const t of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1']) {
+for (const t of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K']) {
   tensors.push({
     name: `${t}.blk.0.attn_q.weight`,
     type: GGMLType[t.toUpperCase()],
@@ -30,6 +31,8 @@ for (const t of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1']) {
     data: bq.quantize(t, up),
   });
 }
+// I8: the demo lists it but blockquant has no decoder for it.
+tensors.push({ name: 'i8.blk.0.attn_k.weight', type: GGMLType.I8, dims: [256, 4], data: new Uint8Array(1024).fill(3) });
 const out = new URL('./sample.gguf', import.meta.url);
 writeFileSync(
   out,

@@ -1,36 +1,83 @@
 // The demo's worker: opens GGUF files and does every heavy computation, through the public API
-// (js/index.js) only. Messages: { id, op, ... } -> { id, ok, result } or { id, ok: false, error }.
+// (js/index.js) and the layout descriptions (layout.js). Messages: { id, op, ... } -> { id, ok,
+// result } or { id, ok: false, error }. Operations run one at a time, in the order they arrive, so
+// the tensor the page last asked for is the one the worker holds. The build comes from the
+// worker's URL (?backend=simd128|scalar), else init picks it.
 import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
-import { FIELDS, FORMATS, blockCodes, errorSummary, halfToFloat, histogram } from './metrics.js';
+import { FORMATS, errorSummary, histogram } from './metrics.js';
+import { decodeBlock, decodeInts, layoutOf, scalarFields } from './layout.js';
 
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
+const WORST = 8; // blocks listed as the worst of each map
 
-const bqPromise = init();
+const asked = new URL(self.location.href).searchParams.get('backend');
+const bqPromise = init(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {});
 /** @type {any} */
 let file = null;
 /** The tensor analysed last: its f32 values and, per format, its blocks. */
 /** @type {{ name: string, x: Float32Array, q: Map<string, Uint8Array> } | null} */
 let current = null;
 
+/**
+ * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
+ * @param {{ type: number, dims: number[] }} t
+ */
+function unsupported(t) {
+  const info = typeInfo(t.type);
+  if (!info.dequantize) return `blockquant has no decoder for ${info.name} tensors`;
+  const rowLen = t.dims[0] ?? 1;
+  if (FLOATS.has(t.type)) {
+    if (!FORMATS.some((f) => rowLen % typeInfo(f).blockSize === 0))
+      return `its rows of ${rowLen} values are not whole blocks of any quantized format (32 or 256 values)`;
+    return '';
+  }
+  if (!layoutOf(info.name))
+    return `the demo cannot take ${info.name} blocks apart yet (no layout description in demo/layout.js; bq.dequantize decodes them)`;
+  if (rowLen % 32 !== 0)
+    return `its rows of ${rowLen} values are not whole Q8_0 blocks, so the Q8_0 ruler cannot measure them`;
+  return '';
+}
+
+/** Indices of the k largest finite values, largest first (one pass, no sort of the whole array). */
+function worst(/** @type {ArrayLike<number>} */ v, k = WORST) {
+  /** @type {number[]} */
+  const idx = [];
+  for (let i = 0; i < v.length; i++) {
+    if (!Number.isFinite(v[i])) continue;
+    if (idx.length === k && v[i] <= v[idx[k - 1]]) continue;
+    let p = idx.length === k ? k - 1 : idx.length;
+    while (p > 0 && v[idx[p - 1]] < v[i]) {
+      idx[p] = idx[p - 1];
+      p--;
+    }
+    idx[p] = i;
+  }
+  return idx;
+}
+
 const ops = {
   async open({ source }) {
     const bq = await bqPromise;
-    file = await openGGUF(source);
+    // Forget the previous file first: after a failure nothing of it is left to disagree with the page.
+    file = null;
     current = null;
+    const f = await openGGUF(source);
+    file = f;
     return {
       backend: bq.backend,
-      version: file.version,
-      alignment: file.alignment,
-      littleEndian: file.littleEndian,
-      kv: file.kv.map((e) => ({ key: e.key, text: preview(e.value) })),
-      tensors: file.tensors.map((t) => ({
+      version: f.version,
+      alignment: f.alignment,
+      littleEndian: f.littleEndian,
+      kv: f.kv.map((e) => ({ key: e.key, text: preview(e.value) })),
+      tensors: f.tensors.map((t) => ({
         name: t.name,
         type: t.type,
         typeName: typeInfo(t.type).name,
         dims: t.dims,
         nElements: t.nElements,
         byteLength: t.byteLength,
+        unsupported: unsupported(t),
       })),
     };
   },
@@ -38,99 +85,134 @@ const ops = {
   async analyze({ name }) {
     const bq = await bqPromise;
     const t = tensor(name);
+    const why = unsupported(t);
+    if (why) throw new Error(`cannot analyse ${name}: ${why}`);
     const rowLen = t.dims[0] ?? 1;
-    if (rowLen % 32 !== 0) throw new Error(`${name}: rows of ${rowLen} values are not whole 32-value blocks`);
     // Very large tensors: analyse the first rows only (up to MAX_VALUES values) and say so.
     const totalRows = t.nElements / rowLen;
     const rows = Math.max(1, Math.min(totalRows, Math.floor(MAX_VALUES / rowLen)));
-    const geometry = { rows, totalRows, blocksPerRow: rowLen / 32, nBlocks: (rows * rowLen) / 32 };
+    const geometry = { rows, totalRows, rowLen };
     const x = rows === totalRows ? await bq.dequantizeTensor(file, name) : await bq.dequantizeRows(file, name, 0, rows);
     if (FLOATS.has(t.type)) {
-      current = { name, x, q: new Map() };
+      const q = new Map();
       const formats = [];
       for (const f of FORMATS) {
-        const q = bq.quantize(f, x);
-        current.q.set(f, q);
-        const back = bq.dequantize(f, q);
+        const { blockSize, typeSize, subBlock } = typeInfo(f);
+        if (rowLen % blockSize !== 0) continue;
+        const bytes = bq.quantize(f, x);
+        q.set(f, bytes);
+        const back = bq.dequantize(f, bytes);
         const s = bq.blockStats(f, x);
-        const { blockSize, typeSize } = typeInfo(f);
         formats.push({
           format: f,
+          blockSize,
+          subBlock: s.sub ? subBlock : 0,
           bits: (typeSize * 8) / blockSize,
           ...errorSummary(x, back),
           rmseBlocks: s.rmse,
           maxBlocks: s.maxAbs,
-          scale: s.scale,
+          subRmse: s.sub?.rmse ?? null,
+          worstRmse: s.rmse.reduce((a, b) => (b > a ? b : a), 0),
+          worst: { rmse: worst(s.rmse), max: worst(s.maxAbs), sub: s.sub ? worst(s.sub.rmse) : [] },
           hist: histogram(s.rmse, 40, true),
         });
       }
+      current = { name, x, q };
       return { kind: 'float', ...geometry, formats };
     }
     // A quantized tensor: its scales, its codes, its values, and the Q8_0 ruler.
-    const raw = file.littleEndian ? await file.readRows(name, 0, rows) : null;
     const info = typeInfo(t.type);
-    const bytes = raw ?? bq.quantize(t.type, x); // big-endian files: re-encode the decoded values in LE
-    current = { name, x, q: new Map([[info.name, bytes]]) };
-    const nb = geometry.nBlocks;
-    const d = new Float32Array(nb),
-      m = new Float32Array(nb);
-    const at = (/** @type {string} */ field) => FIELDS[info.name]?.find(([f]) => f === field)?.[1];
-    const dOff = at('d') ?? 0,
-      mOff = at('m');
-    const hasM = mOff !== undefined;
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let b = 0; b < nb; b++) {
-      d[b] = halfToFloat(dv.getUint16(b * info.typeSize + dOff, true));
-      if (hasM) m[b] = halfToFloat(dv.getUint16(b * info.typeSize + /** @type {number} */ (mOff), true));
+    const le = t.littleEndian ?? file.littleEndian;
+    const bytes = le ? await file.readRows(name, 0, rows) : bq.quantize(t.type, x); // big-endian: re-encoded in LE
+    const c = /** @type {NonNullable<ReturnType<typeof layoutOf>>} */ (layoutOf(info.name));
+    const nb = (rows * rowLen) / info.blockSize;
+    // Every scalar field (d, m, s, dmin) per block, and the sub-block scales and mins.
+    const names = Object.keys(scalarFields(info.name, bytes.subarray(0, info.typeSize)));
+    const fields = Object.fromEntries(names.map((n) => [n, new Float32Array(nb)]));
+    const ns = c.sc ? c.sc.n : 0;
+    const sc = c.sc ? new Int32Array(nb * ns) : null,
+      m = c.m ? new Int32Array(nb * ns) : null;
+    const width = c.code.width;
+    const counts = new Array(2 ** width).fill(0);
+    const codes = new Int32Array(info.blockSize);
+    for (let b = 0, o = 0; b < nb; b++, o += info.typeSize) {
+      const s = scalarFields(info.name, bytes, o);
+      for (const n of names) fields[n][b] = s[n];
+      if (sc && c.sc) decodeInts(c.sc, bytes, o, sc.subarray(b * ns, (b + 1) * ns));
+      if (m && c.m) decodeInts(c.m, bytes, o, m.subarray(b * ns, (b + 1) * ns));
+      decodeInts(c.code, bytes, o, codes);
+      for (let e = 0; e < codes.length; e++)
+        counts[codes[e] - c.code.offset + (c.code.signed ? 2 ** (width - 1) : 0)]++;
     }
-    const codes = codeHistogram(t.type, bytes, nb, info.typeSize);
     const ruler = bq.blockStats('q8_0', x);
     const rulerBack = bq.dequantize('q8_0', bq.quantize('q8_0', x));
+    current = { name, x, q: new Map([[info.name, bytes]]) };
     return {
       kind: 'quant',
       ...geometry,
       type: info.name,
-      d,
-      m: hasM ? m : null,
-      codes,
+      blockSize: info.blockSize,
+      subBlock: ns ? info.blockSize / ns : 0,
+      fields,
+      sc,
+      m,
+      codes: { counts, offset: c.code.offset - (c.code.signed ? 2 ** (width - 1) : 0) },
       values: histogram(x, 60, false),
-      ruler: { ...errorSummary(x, rulerBack), rmseBlocks: ruler.rmse, maxBlocks: ruler.maxAbs },
+      ruler: {
+        ...errorSummary(x, rulerBack),
+        rmseBlocks: ruler.rmse,
+        maxBlocks: ruler.maxAbs,
+        worst: worst(ruler.rmse),
+      },
     };
   },
 
   async block({ name, format, block }) {
-    if (!current || current.name !== name) throw new Error(`analyse ${name} first`);
+    if (!current || current.name !== name)
+      throw new Error(`${name} is not the analysed tensor; choose it in the list again`);
     const bq = await bqPromise;
     const fmt = current.q.has(format) ? format : [...current.q.keys()][0];
-    const { typeSize } = typeInfo(fmt);
-    const q = current.q.get(fmt);
+    const { typeSize, blockSize } = typeInfo(fmt);
+    const q = /** @type {Uint8Array} */ (current.q.get(fmt));
+    if (!Number.isInteger(block) || block < 0 || (block + 1) * typeSize > q.length)
+      throw new Error(`${name} has no ${fmt} block ${block}`);
     const bytes = q.slice(block * typeSize, (block + 1) * typeSize);
-    const original = current.x.slice(block * 32, block * 32 + 32);
+    const original = current.x.slice(block * blockSize, (block + 1) * blockSize);
     const t = tensor(name);
+    const quantized = !FLOATS.has(t.type);
     // For a float tensor the block is the chosen format's encoding of the original values; for a
     // quantized tensor it is the file's own block, compared with its Q8_0 re-quantization.
-    const recon = FLOATS.has(t.type) ? bq.dequantize(fmt, bytes) : bq.dequantize('q8_0', bq.quantize('q8_0', original));
-    return { format: fmt, block, bytes, original, recon, quantized: !FLOATS.has(t.type) };
+    const decoded = bq.dequantize(fmt, bytes);
+    const recon = quantized ? bq.dequantize('q8_0', bq.quantize('q8_0', original)) : decoded;
+    const parts = decodeBlock(fmt, bytes);
+    const sub = parts.sub;
+    const ns = parts.sc ? parts.sc.length : 0;
+    return {
+      format: fmt,
+      block,
+      bytes,
+      original,
+      decoded,
+      recon,
+      quantized,
+      scalars: parts.scalars,
+      codes: parts.codes,
+      fromFields: parts.values,
+      sub,
+      sc: parts.sc,
+      m: parts.m,
+      where: Array.from({ length: blockSize }, (_, e) => parts.where(e)),
+      scWhere: Array.from({ length: ns }, (_, j) => parts.scWhere(j)),
+      mWhere: Array.from({ length: ns }, (_, j) => parts.mWhere(j)),
+    };
   },
 };
 
 /** @param {string} name */
 function tensor(name) {
   const t = file?.tensors.find((/** @type {any} */ x) => x.name === name);
-  if (!t) throw new Error(`no tensor named ${name}`);
+  if (!t) throw new Error(`no tensor named ${name} in the open file`);
   return t;
-}
-
-/** Counts of each code value (0..15, 0..31, or -128..127 shifted to 0..255). */
-function codeHistogram(type, bytes, nb, ts) {
-  const name = typeInfo(type).name;
-  const eight = name.startsWith('q8'),
-    five = name.startsWith('q5');
-  const counts = new Array(eight ? 256 : five ? 32 : 16).fill(0);
-  const offset = eight ? -128 : 0;
-  const codes = new Int32Array(32);
-  for (let b = 0; b < nb; b++) for (const c of blockCodes(name, bytes, b * ts, codes)) counts[c - offset]++;
-  return { counts, offset };
 }
 
 /** @param {unknown} v */
@@ -147,12 +229,17 @@ function preview(v) {
   return String(v);
 }
 
-self.onmessage = async (ev) => {
+// One operation at a time: each waits for the one before it (whatever its outcome).
+let queue = Promise.resolve();
+self.onmessage = (ev) => {
   const { id, op, ...args } = ev.data;
-  try {
-    const result = await ops[op](args);
-    self.postMessage({ id, ok: true, result });
-  } catch (e) {
-    self.postMessage({ id, ok: false, error: e && e.message ? e.message : String(e), code: e?.code });
-  }
+  queue = queue.then(async () => {
+    try {
+      if (!Object.hasOwn(ops, op)) throw new Error(`unknown operation ${op}`);
+      const result = await ops[/** @type {keyof typeof ops} */ (op)](args);
+      self.postMessage({ id, ok: true, result });
+    } catch (e) {
+      self.postMessage({ id, ok: false, error: e && e.message ? e.message : String(e), code: e?.code });
+    }
+  });
 };

@@ -1,7 +1,10 @@
-// The demo page in headless Chromium (Debian's chromium, driven by playwright-core): the sample
-// opens; summary numbers equal the API's computed here in Node; the heatmap is drawn; clicking a
-// cell opens that block in the inspector with the API's d; a user file opens through the file
-// input; a malformed file shows a readable error and the page keeps working; no console errors.
+// The demo page in headless Chromium (Debian's chromium, driven by playwright-core), on the build
+// under test (?backend=BQ_BACKEND): the sample opens; summary numbers, the 32-value formats' and
+// the K-quants', equal the API's computed here in Node; the heatmap is drawn; clicking a cell opens
+// that block in the inspector with the API's d; Q4_K and Q6_K tensors open and a clicked
+// super-block's d, dmin, sub-block scales and mins, codes and values equal those read here from
+// the bytes; a tensor type the codec cannot decode is explained; a user file opens through the
+// file input; a malformed file shows an error naming it and leaves no file shown; no console errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
@@ -10,12 +13,13 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from '../demo/server.js';
 import { parseGGUF, writeGGUF, GGMLType } from '../js/node.js';
-import { codec } from './lib/helpers.js';
+import { BACKEND, codec } from './lib/helpers.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
-const bq = await codec({ backend: 'simd128' });
-const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
+const bq = await codec();
+const FORMATS = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
+const SAMPLE = () => parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
 
 /** Whole-tensor error, written out here (not taken from the demo's code). */
 function expected(x, fmt) {
@@ -37,6 +41,44 @@ const half = (h) => {
   return e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
 };
 
+// The K-quant pieces read from a block's bytes as ../shared/reference/KQUANTS.md lays them out,
+// written out here (not taken from the demo's layout descriptions).
+const KQ = {
+  q4_K: {
+    size: 144,
+    d: (b) => half(b[0] | (b[1] << 8)),
+    dmin: (b) => half(b[2] | (b[3] << 8)),
+    sc: (b) =>
+      Array.from({ length: 8 }, (_, j) => {
+        const s = b.subarray(4, 16);
+        return j < 4 ? s[j] & 63 : (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+      }),
+    m: (b) =>
+      Array.from({ length: 8 }, (_, j) => {
+        const s = b.subarray(4, 16);
+        return j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+      }),
+    q: (b) =>
+      Array.from({ length: 256 }, (_, e) => (b[16 + 32 * Math.floor(e / 64) + (e % 32)] >> (e % 64 < 32 ? 0 : 4)) & 15),
+  },
+  q6_K: {
+    size: 210,
+    d: (b) => half(b[208] | (b[209] << 8)),
+    dmin: () => undefined,
+    sc: (b) => Array.from({ length: 16 }, (_, j) => (b[192 + j] << 24) >> 24),
+    m: () => null,
+    q: (b) =>
+      Array.from({ length: 256 }, (_, e) => {
+        const h = Math.floor(e / 128),
+          k = Math.floor((e % 128) / 32),
+          l = e % 32;
+        const lo = (b[64 * h + 32 * (k & 1) + l] >> (k < 2 ? 0 : 4)) & 15;
+        const hi = (b[128 + 32 * h + l] >> (2 * k)) & 3;
+        return (lo | (hi << 4)) - 32;
+      }),
+  },
+};
+
 test('the demo page in headless Chromium', async (t) => {
   const server = await startServer({ port: 0 });
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
@@ -52,7 +94,7 @@ test('the demo page in headless Chromium', async (t) => {
       '--disable-component-update',
       '--no-first-run',
     ],
-    viewport: { width: 1400, height: 900 },
+    viewport: { width: 1440, height: 900 },
   });
   const problems = [];
   try {
@@ -62,10 +104,10 @@ test('the demo page in headless Chromium', async (t) => {
     });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     const ready = () => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
-    await page.goto(`http://127.0.0.1:${port}/`);
+    await page.goto(`http://127.0.0.1:${port}/demo/?backend=${BACKEND}`);
     await page.waitForFunction(
       () =>
-        document.body.dataset.ready === 'true' && document.querySelectorAll('[data-testid=summary-row]').length === 5,
+        document.body.dataset.ready === 'true' && document.querySelectorAll('[data-testid=summary-row]').length === 10,
       null,
       { timeout: 30000 },
     );
@@ -83,7 +125,7 @@ test('the demo page in headless Chromium', async (t) => {
         FORMATS,
       );
       for (const r of rows) assert.deepEqual({ rmse: r.rmse, maxAbs: r.maxAbs }, expected(x, r.format), r.format);
-      assert.match(await page.textContent('#build'), /simd128/);
+      assert.equal(await page.textContent('#build'), `wasm build: ${BACKEND}`);
     });
 
     await t.test('the heatmap is drawn', async () => {
@@ -119,6 +161,117 @@ test('the demo page in headless Chromium', async (t) => {
       await page.screenshot({ path: new URL('inspector.png', ART).pathname });
     });
 
+    await t.test('a float tensor re-quantized to Q4_K: its summary row and super-block heatmap', async () => {
+      const x = bq.dequantize('f16', SAMPLE().tensorBytes('blk.0.attn_q.weight'));
+      const row = await page.$eval('[data-testid=summary-row][data-format=q4_K]', (r) => ({ ...r.dataset }));
+      assert.deepEqual({ rmse: Number(row.rmse), maxAbs: Number(row.maxAbs) }, expected(x, 'q4_K'));
+      const s = bq.blockStats('q4_K', x);
+      assert.equal(s.rmse.length, 96 * 4);
+      assert.equal(Number(row.worstRmse), Math.max(...s.rmse));
+      // The whole-tensor RMSE agrees with the super-blocks' (f32 per block, so to 1e-6).
+      const fromBlocks = Math.sqrt(s.rmse.reduce((a, r) => a + r * r, 0) / s.rmse.length);
+      assert.ok(Math.abs(fromBlocks - Number(row.rmse)) <= 1e-6 * fromBlocks, `${fromBlocks} vs ${row.rmse}`);
+      await page.selectOption('[data-testid=format-select]', 'q4_K');
+      await ready();
+      assert.equal(await page.getAttribute('[data-testid=heatmap]', 'data-cells'), '4x96');
+      await page.selectOption('[data-testid=metric-select]', 'sub');
+      await ready();
+      assert.equal(await page.getAttribute('[data-testid=heatmap]', 'data-cells'), '32x96');
+      await page.screenshot({ path: new URL('float-q4_K.png', ART).pathname, fullPage: true });
+    });
+
+    for (const fmt of /** @type {const} */ (['q4_K', 'q6_K'])) {
+      await t.test(`a ${fmt} tensor opens; a clicked super-block's fields and values equal the bytes'`, async () => {
+        const name = `${fmt}.blk.0.attn_q.weight`;
+        const k = KQ[fmt];
+        const raw = SAMPLE().tensorBytes(name);
+        await page.click(`[data-testid=tensor-row][data-name="${name}"]`);
+        await ready();
+        assert.match(await page.textContent('#view h2'), new RegExp(`${name} \\(${fmt}\\)`));
+        assert.ok(await page.$eval('#error', (e) => e.hidden));
+        // The code histogram counts every q of the tensor.
+        const hist = await page.$eval('[data-testid=code-histogram]', (f) => ({ ...f.dataset }));
+        const counts = new Array(hist.counts.split(',').length).fill(0);
+        for (let b = 0; b < raw.length / k.size; b++)
+          for (const q of k.q(raw.subarray(b * k.size, (b + 1) * k.size))) counts[q - Number(hist.offset)]++;
+        assert.equal(hist.counts, counts.join(','));
+        // The Q8_0 ruler measures the decoded values.
+        const x = bq.dequantize(fmt, raw);
+        assert.equal(Number(await page.getAttribute('[data-testid=ruler]', 'data-rmse')), expected(x, 'q8_0').rmse);
+        // The d heatmap: 4 super-blocks x 96 rows; click super-block 2 of row 5.
+        await page.selectOption('[data-testid=metric-select]', 'f:d');
+        await ready();
+        assert.equal(await page.getAttribute('[data-testid=heatmap]', 'data-cells'), '4x96');
+        const box = await (await page.$('[data-testid=heatmap]')).boundingBox();
+        // page.click scrolls the canvas into view; the position is relative to its box.
+        await page.click('[data-testid=heatmap]', {
+          position: { x: (2.5 / 4) * box.width, y: (5.5 / 96) * box.height },
+        });
+        await page.waitForFunction(
+          (f) =>
+            document.body.dataset.ready === 'true' &&
+            !document.querySelector('[data-testid=block-inspector]').hidden &&
+            document.querySelector('[data-testid=block-inspector]').dataset.format === f,
+          fmt,
+        );
+        const ins = await page.$eval('[data-testid=block-inspector]', (e) => ({ ...e.dataset }));
+        const block = 5 * 4 + 2;
+        assert.equal(Number(ins.block), block);
+        const b = raw.subarray(block * k.size, (block + 1) * k.size);
+        assert.equal(Number(ins.d), k.d(b));
+        assert.equal(ins.dmin === undefined ? undefined : Number(ins.dmin), k.dmin(b));
+        const subs = await page.$$eval('[data-testid=sub-row]', (rs) => rs.map((r) => ({ ...r.dataset })));
+        assert.deepEqual(
+          subs.map((r) => Number(r.sc)),
+          k.sc(b),
+        );
+        assert.deepEqual(
+          subs.map((r) => (r.m === undefined ? null : Number(r.m))),
+          k.m(b) ?? subs.map(() => null),
+        );
+        const vals = await page.$$eval('[data-testid=value-row]', (rs) => rs.map((r) => ({ ...r.dataset })));
+        assert.equal(vals.length, 256);
+        const want = bq.dequantize(fmt, b);
+        assert.deepEqual(
+          vals.map((r) => Number(r.q)),
+          k.q(b),
+        );
+        assert.deepEqual(
+          vals.map((r) => Number(r.decoded)),
+          [...want],
+        );
+        assert.deepEqual(
+          vals.map((r) => Number(r.fields)),
+          [...want],
+        );
+        assert.match(await page.textContent('[data-testid=block-inspector] h2'), new RegExp(`${fmt}, ${k.size} bytes`));
+        await page.screenshot({ path: new URL(`inspector-${fmt}.png`, ART).pathname, fullPage: true });
+      });
+    }
+
+    await t.test('a tensor type the codec cannot decode is marked and explained', async () => {
+      const row = '[data-testid=tensor-row][data-name="i8.blk.0.attn_k.weight"]';
+      assert.match(await page.getAttribute(row, 'class'), /unsupported/);
+      await page.click(row);
+      await ready();
+      assert.match(await page.textContent('[data-testid=unsupported]'), /no decoder for i8 tensors/);
+      assert.ok(await page.$eval('#error', (e) => e.hidden));
+      assert.ok(await page.$eval('[data-testid=block-inspector]', (e) => e.hidden));
+    });
+
+    await t.test('the page at 800 px', async () => {
+      await page.setViewportSize({ width: 800, height: 900 });
+      await page.click('[data-testid=tensor-row][data-name="q4_K.blk.0.attn_q.weight"]');
+      await ready();
+      await page.click('[data-testid=heatmap]', { position: { x: 5, y: 5 } });
+      await page.waitForFunction(
+        () => document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden,
+      );
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 800), 'no horizontal scroll');
+      await page.screenshot({ path: new URL('narrow-q4_K.png', ART).pathname, fullPage: true });
+      await page.setViewportSize({ width: 1440, height: 900 });
+    });
+
     await t.test('a user file opens through the file input', async () => {
       const w = new Float32Array(64 * 4).map((_, i) => Math.cos(i) * 0.1);
       const path = join(dir, 'mine.gguf');
@@ -143,7 +296,7 @@ test('the demo page in headless Chromium', async (t) => {
       await page.screenshot({ path: new URL('user-file.png', ART).pathname });
     });
 
-    await t.test('a malformed file shows a readable error and the page keeps working', async () => {
+    await t.test('a malformed file: an error naming it, no file left shown, the sample reopens', async () => {
       const bad = join(dir, 'bad.gguf');
       writeFileSync(
         bad,
@@ -155,11 +308,22 @@ test('the demo page in headless Chromium', async (t) => {
       await page.waitForFunction(
         () => document.body.dataset.ready === 'true' && !document.querySelector('#error').hidden,
       );
-      assert.match(await page.textContent('#error'), /tensor count .* cannot fit in the file/);
+      const msg = await page.textContent('#error');
+      assert.match(
+        msg,
+        /^Could not open bad\.gguf: .*tensor count .* cannot fit in the file.*Choose another GGUF file/,
+      );
+      assert.equal(await page.$$eval('[data-testid=tensor-row]', (r) => r.length), 0);
+      assert.equal(await page.$$eval('[data-testid=summary-row]', (r) => r.length), 0);
+      assert.ok(await page.$eval('[data-testid=block-inspector]', (e) => e.hidden));
       await page.screenshot({ path: new URL('error.png', ART).pathname });
-      await page.click('[data-testid=tensor-row][data-name="user.weight"]');
-      await ready();
-      assert.equal(await page.$$eval('[data-testid=summary-row]', (r) => r.length), 5);
+      await page.click('#sample');
+      await page.waitForFunction(
+        () =>
+          document.body.dataset.ready === 'true' &&
+          document.querySelectorAll('[data-testid=summary-row]').length === 10,
+      );
+      assert.ok(await page.$eval('#error', (e) => e.hidden));
     });
 
     assert.deepEqual(problems, []);
