@@ -775,13 +775,15 @@ export class Codec {
  * of whole elements.
  * @type {Map<number, (b: ArrayBuffer) => TensorValues>}
  */
-const INTEGER_ARRAYS = new Map([
-  [GGMLType.I8, (b) => new Int8Array(b)],
-  [GGMLType.I16, (b) => new Int16Array(b)],
-  [GGMLType.I32, (b) => new Int32Array(b)],
-  [GGMLType.I64, (b) => new BigInt64Array(b)],
-  [GGMLType.F64, (b) => new Float64Array(b)],
-]);
+const INTEGER_ARRAYS = new Map(
+  /** @type {[number, (b: ArrayBuffer) => TensorValues][]} */ ([
+    [GGMLType.I8, (b) => new Int8Array(b)],
+    [GGMLType.I16, (b) => new Int16Array(b)],
+    [GGMLType.I32, (b) => new Int32Array(b)],
+    [GGMLType.I64, (b) => new BigInt64Array(b)],
+    [GGMLType.F64, (b) => new Float64Array(b)],
+  ]),
+);
 
 /**
  * What a tensor of a file decodes to: f32 values, or for I8, I16, I32, I64 and F64 tensors their

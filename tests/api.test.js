@@ -156,6 +156,9 @@ test('matvec rows equal dots: quantized activations by default, f32 with exact',
 test('NaN and Inf inputs follow ggml through the API', () => {
   const x = edgeInputs(32, SEED); // 1024 values: whole blocks of every type
   for (const t of ALL_TYPES) {
+    // IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0 have no JS model yet: ggml's edge vectors
+    // (tests/fixtures/golden-iq4/edge) check them natively (make test-native-golden).
+    if (['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'].includes(t)) continue;
     // The K-quants have their own independent model (tests/lib/oracle-k.js).
     const k = t in oracleK.TYPE_SIZE;
     const want = k ? (t === 'q8_K' ? oracleK.quantizeQ8K(x) : oracleK.quantize(t, x)) : oracle.quantize(t, x);

@@ -9,8 +9,9 @@ export function codec(options = {}) {
   return init({ backend: BACKEND, ...options });
 }
 
-// The type lists, from the type table (js/types.js, checked against the wasm one).
-const TYPES = CODEC_TYPES.map((id) => typeInfo(id));
+// The type lists, from the type table (js/types.js, checked against the wasm one): the types the
+// API tests can make from f32 values (the IQ grid types, which only decode, are in iquants.test.js).
+const TYPES = CODEC_TYPES.map((id) => typeInfo(id)).filter((t) => t.quantize);
 export const QTYPES = TYPES.filter((t) => t.blockSize > 1).map((t) => t.name);
 export const ALL_TYPES = [...TYPES.filter((t) => t.blockSize === 1).map((t) => t.name), ...QTYPES];
 /** ggml's vec_dot pairs of the block types. */
