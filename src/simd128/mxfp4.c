@@ -21,18 +21,29 @@ static_assert(sizeof(block_mxfp4) <= BQ_B32_MAX_BYTES, "fits the helpers' padded
  * rare, and it keeps the common path free of the subnormal cases). */
 static inline uint32_t scale24_bits(uint8_t e) { return e >= 26 ? (uint32_t)(e - 25) << 23 : 0; }
 
-/* One block's 32 weights into w (the reference's bytes for a rare small e). */
-static inline void block(const bq_k *k, const uint8_t *p, uint32_t *st, const uint32_t *ld,
-                         v128_t w[8]) {
+/* One block's 32 weights to y; a block with a rare small e takes the reference. */
+static inline void block_out(const bq_k *k, const uint8_t *p, uint32_t *st, const uint32_t *ld,
+                             float *y) {
   const uint32_t bits = scale24_bits(p[XE]);
   if (__builtin_expect(bits == 0, 0)) {
-    float t[BQ_B32];
-    bq_mxfp4_dequantize__ref(p, t, BQ_B32);
-    for (int j = 0; j < 8; j++) w[j] = wasm_v128_load(t + 4 * j);
+    bq_mxfp4_dequantize__ref(p, y, BQ_B32);
     return;
   }
   st[0] = bits;
+  v128_t w[8];
   bq_iq4_weights(k, BQ_MXFP4_VALUES, p + XQS, wasm_v128_load32_splat(ld), w);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
+/* The 32 products of a block with v, summed as bq_sum8, for a block with a small e (out of line,
+ * so its stack buffer stays out of the loop). */
+__attribute__((noinline)) static v128_t block_dot_ref(const uint8_t *p, const float *v) {
+  float t[BQ_B32];
+  bq_mxfp4_dequantize__ref(p, t, BQ_B32);
+  v128_t w[8];
+  for (int j = 0; j < 8; j++)
+    w[j] = wasm_f32x4_mul(wasm_v128_load(t + 4 * j), wasm_v128_load(v + 4 * j));
+  return bq_sum8(w);
 }
 
 BQ_DEQUANTIZE_PROTO(mxfp4, __simd128) {
@@ -45,17 +56,10 @@ BQ_DEQUANTIZE_PROTO(mxfp4, __simd128) {
   size_t i = 0;
   /* Two blocks per iteration, as bq_dequantize_blocks (V8's back-edge bookkeeping). */
   for (; i + 2 <= nb; i += 2, p += 2 * XS, y += 2 * BQ_B32) {
-    v128_t w[8];
-    block(&k, p, st, ld, w);
-    for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
-    block(&k, p + XS, st, ld, w);
-    for (int j = 0; j < 8; j++) wasm_v128_store(y + BQ_B32 + 4 * j, w[j]);
+    block_out(&k, p, st, ld, y);
+    block_out(&k, p + XS, st, ld, y + BQ_B32);
   }
-  if (i < nb) {
-    v128_t w[8];
-    block(&k, p, st, ld, w);
-    for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
-  }
+  if (i < nb) block_out(&k, p, st, ld, y);
   return BQ_OK;
 }
 
@@ -68,8 +72,14 @@ BQ_DOT_PROTO(mxfp4, f32, __simd128) {
   const float *v = y;
   v128_t sum = wasm_v128_load(acc);
   for (size_t i = 0; i < n / BQ_BLK_mxfp4; i++, p += XS, v += BQ_B32) {
+    const uint32_t bits = scale24_bits(p[XE]);
+    if (__builtin_expect(bits == 0, 0)) {
+      sum = wasm_f32x4_add(sum, block_dot_ref(p, v));
+      continue;
+    }
+    st[0] = bits;
     v128_t w[8];
-    block(&k, p, st, ld, w);
+    bq_iq4_weights(&k, BQ_MXFP4_VALUES, p + XQS, wasm_v128_load32_splat(ld), w);
     for (int j = 0; j < 8; j++) w[j] = wasm_f32x4_mul(w[j], wasm_v128_load(v + 4 * j));
     sum = wasm_f32x4_add(sum, bq_sum8(w));
   }
