@@ -564,7 +564,10 @@ async function dump(pos, opt, print) {
     for (let r = a; r < b; r += chunk) {
       const k = Math.min(chunk, b - r);
       const v = await about(pos[0], () => bq.dequantizeRows(f, t.name, r, k));
-      for (let i = 0; i < k; i++) print(Array.from(v.subarray(i * rowLen, (i + 1) * rowLen), (x) => `${x}`).join(' '));
+      // Integer tensors decode to their own typed arrays (I64 to BigInt64Array): print any of them.
+      const row = (/** @type {number} */ i) =>
+        /** @type {ArrayLike<number | bigint>} */ (v.subarray(i * rowLen, (i + 1) * rowLen));
+      for (let i = 0; i < k; i++) print(Array.from(row(i), (x) => `${x}`).join(' '));
     }
     return 0;
   } finally {
@@ -594,7 +597,8 @@ async function stats(pos, opt, print, err) {
     );
     const e = (/** @type {number} */ v) => v.toExponential(4);
     for (const t of chosen) {
-      const x = await about(pos[0], () => bq.dequantizeTensor(f, t.name));
+      // chosen holds float tensors only, which decode to Float32Array.
+      const x = /** @type {Float32Array} */ (await about(pos[0], () => bq.dequantizeTensor(f, t.name)));
       const ne0 = t.dims[0] ?? 1;
       let signal = 0;
       for (const v of x) signal += v * v;
@@ -737,7 +741,9 @@ async function quantizeTo(f, job, print, err) {
         check();
         const k = Math.min(rowsPer, nRows - r);
         const bytes = await about(inPath, async () => {
-          if (to !== t.type) return bq.quantize(to, await bq.dequantizeRows(f, t.name, r, k));
+          // Only float tensors are converted (the plan keeps every other type), and they decode to f32.
+          if (to !== t.type)
+            return bq.quantize(to, /** @type {Float32Array} */ (await bq.dequantizeRows(f, t.name, r, k)));
           const raw = await f.readRows(t.name, r, k);
           return f.littleEndian ? raw : toLittleEndian(t.type, raw);
         });
