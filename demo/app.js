@@ -474,7 +474,7 @@ function heatmap(values, g, title) {
     sy = Math.ceil(g.rows / MAX);
   const W = Math.ceil(g.perRow / sx),
     H = Math.ceil(g.rows / sy);
-  const cw = Math.max(1, Math.min(24, Math.floor(560 / W))),
+  const cw = Math.max(1, Math.min(64, Math.floor(560 / W))),
     ch = Math.max(1, Math.min(8, Math.floor(420 / H)));
   const canvas = /** @type {HTMLCanvasElement} */ (
     el('canvas', {
@@ -758,29 +758,33 @@ function renderInspector(r) {
     el('div', { class: 'formula', 'data-testid': 'formula', text: layoutText(r.format).join('\n') }),
     subTable,
     el(
-      'table',
-      { class: 'vals' },
-      el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { text: h })))),
+      'div',
+      { class: 'vals-box' },
       el(
-        'tbody',
-        {},
-        ...Array.from(r.codes, (q, e) =>
-          el(
-            'tr',
-            {
-              'data-testid': 'value-row',
-              'data-q': String(q),
-              'data-fields': numAttr(r.fromFields[e]),
-              'data-decoded': numAttr(r.decoded[e]),
-            },
-            el('td', { text: String(e) }),
-            ...(r.sub ? [el('td', { text: String(Math.floor(e / r.sub)) })] : []),
-            el('td', { class: 'where', text: r.where[e] }),
-            el('td', { class: 'num', text: String(q) }),
-            el('td', { class: 'num', text: fmtNum(r.fromFields[e]) }),
-            el('td', { class: 'num', text: fmtNum(r.original[e]) }),
-            el('td', { class: 'num', text: fmtNum(r.recon[e]) }),
-            el('td', { class: 'num', text: fmtNum(r.original[e] - r.recon[e]) }),
+        'table',
+        { class: 'vals' },
+        el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { text: h })))),
+        el(
+          'tbody',
+          {},
+          ...Array.from(r.codes, (q, e) =>
+            el(
+              'tr',
+              {
+                'data-testid': 'value-row',
+                'data-q': String(q),
+                'data-fields': numAttr(r.fromFields[e]),
+                'data-decoded': numAttr(r.decoded[e]),
+              },
+              el('td', { text: String(e) }),
+              ...(r.sub ? [el('td', { text: String(Math.floor(e / r.sub)) })] : []),
+              el('td', { class: 'where', text: r.where[e] }),
+              el('td', { class: 'num', text: String(q) }),
+              el('td', { class: 'num', text: fmtNum(r.fromFields[e]) }),
+              el('td', { class: 'num', text: fmtNum(r.original[e]) }),
+              el('td', { class: 'num', text: fmtNum(r.recon[e]) }),
+              el('td', { class: 'num', text: fmtNum(r.original[e] - r.recon[e]) }),
+            ),
           ),
         ),
       ),

@@ -245,7 +245,7 @@ test('the demo page in headless Chromium', async (t) => {
           [...want],
         );
         assert.match(await page.textContent('[data-testid=block-inspector] h2'), new RegExp(`${fmt}, ${k.size} bytes`));
-        await page.screenshot({ path: new URL(`inspector-${fmt}.png`, ART).pathname, fullPage: true });
+        await page.screenshot({ path: new URL(`inspector-${fmt}.png`, ART).pathname });
       });
     }
 
