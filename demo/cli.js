@@ -13,7 +13,7 @@ const bq = await init();
 console.log(`blockquant demo: a synthetic ${rows}x${cols} weight tensor (heavy tails, outlier channels)`);
 console.log(`build: ${bq.backend}\n`);
 console.log('format  bits/weight   RMSE        max |error|   SNR (dB)   worst block RMSE');
-for (const type of ['q8_0', 'q5_1', 'q5_0', 'q4_1', 'q4_0', 'bf16', 'f16']) {
+for (const type of ['q8_0', 'q6_K', 'q5_K', 'q5_1', 'q5_0', 'q4_K', 'q4_1', 'q4_0', 'q3_K', 'q2_K', 'bf16', 'f16']) {
   const { blockSize, typeSize } = typeInfo(type);
   const q = bq.quantize(type, w);
   const { rmse, maxAbs, snr } = errorSummary(w, bq.dequantize(type, q));
