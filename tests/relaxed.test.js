@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { init } from '../js/index-node.js';
 import { relaxedUnsupported } from '../js/loader.js';
-import { runPage } from './relaxed/run.js';
+import { runPage, runPageFirefox } from './relaxed/run.js';
 
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const SEED = Number(process.env.BQ_SEED ?? (Date.now() % 100000) + 1);
@@ -60,19 +60,36 @@ test(
   },
 );
 
-test('every relaxed kernel in headless Chromium, against simd128 (bit-exact), the reference and its dot', async () => {
-  const want = [
+const WANT = () =>
+  [
     ...readFileSync(new URL('../src/kernels.inc', import.meta.url), 'utf8').matchAll(
       /^BQ_(DOT|MATVEC)\((\w+), (\w+), RELAXED\)/gm,
     ),
   ].map((m) => `bq_${m[2]}_${m[1].toLowerCase()}_${m[3]}__relaxed`);
+
+/**
+ * What a browser's run of tests/relaxed/page.js must report.
+ * @param {any} r
+ * @param {string} browser
+ */
+function assertPage(r, browser) {
+  const want = WANT();
   assert.ok(want.length >= 10, `kernels.inc lists ${want.length} RELAXED kernels`);
-  const r = await runPage(`?seed=${SEED}`);
   assert.equal(r.error, undefined, r.error);
-  assert.deepEqual(r.pageErrors, []);
   assert.equal(r.backend, 'relaxed');
-  assert.equal(r.auto, 'relaxed', "Chromium runs relaxed SIMD correctly, so 'auto' picks it");
+  assert.equal(r.auto, 'relaxed', `${browser} runs relaxed SIMD correctly, so 'auto' picks it`);
   assert.deepEqual([...r.kernels].sort(), [...want].sort());
   assert.deepEqual(r.failures, [], `seed ${SEED}`);
   assert.ok(r.checks >= 700, `${r.checks} checks`);
+}
+
+test('every relaxed kernel in headless Chromium, against simd128 (bit-exact), the reference and its dot', async () => {
+  const r = await runPage(`?seed=${SEED}`);
+  assert.deepEqual(r.pageErrors, []);
+  assertPage(r, 'Chromium');
+});
+
+// Firefox ESR (153) also passes the probe, so 'auto' loads the relaxed build there too.
+test('every relaxed kernel in headless Firefox, the same checks', async () => {
+  assertPage(await runPageFirefox(`?seed=${SEED}`), 'Firefox');
 });

@@ -3,7 +3,8 @@
 // __simd128 kernel (bit for bit), its __ref kernel (dots within 1e-5 of the sum of |terms|, the
 // float terms summed from the blocks here) and, for matvecs, the relaxed dot of each row (bit for
 // bit); on random blocks, on edge codes and on non-finite scales. ?bench=1 instead times the
-// Q4_0 . Q8_0 matvec, relaxed against simd128. The result goes to window.result.
+// Q4_0 . Q8_0 matvec, relaxed against simd128. The result goes to window.result (and with ?post=1,
+// in a POST to /result).
 import { init } from '../../js/index.js';
 
 const params = new URLSearchParams(location.search);
@@ -268,7 +269,13 @@ async function bench() {
   };
 }
 
-(params.get('bench') ? bench() : check()).then(
-  (v) => (window.result = v),
-  (e) => (window.result = { error: String(e && e.stack ? e.stack : e) }),
-);
+(params.get('bench') ? bench() : check())
+  .then(
+    (v) => v,
+    (e) => ({ error: String(e && e.stack ? e.stack : e) }),
+  )
+  .then((v) => {
+    window.result = v;
+    // Browsers driven without a remote protocol (Firefox here) send it back to the server.
+    if (params.get('post')) fetch('/result', { method: 'POST', body: JSON.stringify(v) });
+  });

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { serveRepo } from './serve.js';
 
@@ -37,6 +38,38 @@ export async function runPage(query) {
     return { ...result, pageErrors: errors };
   } finally {
     await context.close();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The same page in headless Firefox (Debian's firefox-esr, started directly: it sends its result
+ * back in a POST). Rejects after timeoutMs.
+ * @param {string} query
+ * @param {number} [timeoutMs]
+ * @returns {Promise<any>}
+ */
+export async function runPageFirefox(query, timeoutMs = 300000) {
+  /** @type {(v: any) => void} */
+  let got = () => {};
+  const result = new Promise((resolve) => (got = resolve));
+  const server = await serveRepo(0, (v) => got(v));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  const dir = mkdtempSync(join(tmpdir(), 'bq-relaxed-ff-'));
+  const url = `http://127.0.0.1:${port}/tests/relaxed/index.html${query}${query ? '&' : '?'}post=1`;
+  const ff = spawn('firefox-esr', ['--headless', '--no-remote', '--profile', dir, url], { stdio: 'ignore' });
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  try {
+    return await Promise.race([
+      result,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('Firefox sent no result')), timeoutMs))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    ff.kill();
+    await new Promise((resolve) => (ff.exitCode !== null ? resolve(undefined) : ff.once('exit', resolve)));
     server.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -9,12 +9,20 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TYPES = { '.js': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm' };
 
 /**
- * Starts the server; resolves once it listens.
+ * Starts the server; resolves once it listens. A POST to /result goes to onResult, parsed.
  * @param {number} [port]
+ * @param {(value: any) => void} [onResult]
  * @returns {Promise<import('node:http').Server>}
  */
-export function serveRepo(port = 0) {
+export function serveRepo(port = 0, onResult = () => {}) {
   const server = createServer(async (req, res) => {
+    if (req.method === 'POST' && req.url === '/result') {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      res.writeHead(204).end();
+      onResult(JSON.parse(body));
+      return;
+    }
     const path = normalize(join(ROOT, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
     const ext = path.slice(path.lastIndexOf('.'));
     if (!path.startsWith(ROOT) || path.includes(`${sep}node_modules${sep}`) || !(ext in TYPES)) {
