@@ -14,6 +14,7 @@ import { chromium } from 'playwright-core';
 import { startServer } from '../demo/server.js';
 import { parseGGUF, writeGGUF, GGMLType } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
+import { rangeServer } from './lib/http-servers.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -294,6 +295,65 @@ test('the demo page in headless Chromium', async (t) => {
       const rmse = Number(await page.getAttribute('[data-testid=summary-row][data-format=q4_0]', 'data-rmse'));
       assert.equal(rmse, expected(w, 'q4_0').rmse);
       await page.screenshot({ path: new URL('user-file.png', ART).pathname });
+    });
+
+    await t.test('a failed analysis names the tensor and file and leaves the shown tensor working', async () => {
+      // 1 MiB tensors, so the header read cannot have fetched broken.weight's data already.
+      const w = new Float32Array(256 * 1024).map((_, i) => Math.sin(i) * 0.1);
+      const bytes = writeGGUF({
+        kv: [],
+        tensors: [
+          { name: 'ok.weight', type: GGMLType.F32, dims: [256, 1024], data: new Uint8Array(w.buffer) },
+          { name: 'broken.weight', type: GGMLType.F32, dims: [256, 1024], data: new Uint8Array(w.buffer) },
+        ],
+      });
+      const g = parseGGUF(bytes);
+      const brokenAt = g.dataOffset + g.tensors[1].offset;
+      // Reads of broken.weight's data fail with a 500; the header and ok.weight read normally.
+      const srv = await rangeServer(bytes, (r, a) => {
+        a.headers['access-control-allow-origin'] = '*';
+        a.headers['access-control-expose-headers'] = 'content-range, content-length, etag, last-modified';
+        if (r.start !== undefined && r.start >= brokenAt) {
+          a.status = 500;
+          a.body = new Uint8Array(0);
+          delete a.headers['content-range'];
+        }
+      });
+      try {
+        await page.fill('#url', srv.url);
+        await page.click('#url-form button');
+        await page.waitForFunction(
+          () =>
+            document.body.dataset.ready === 'true' &&
+            document.querySelector('#view h2')?.textContent === 'ok.weight' &&
+            document.querySelectorAll('[data-testid=summary-row]').length > 0,
+          null,
+          { timeout: 30000 },
+        );
+        await page.click('[data-testid=tensor-row][data-name="broken.weight"]');
+        await page.waitForFunction(
+          () => document.body.dataset.ready === 'true' && !document.querySelector('#error').hidden,
+        );
+        assert.match(
+          await page.textContent('#error'),
+          new RegExp(
+            `^Could not analyse broken\\.weight in ${srv.url.replace(/[.]/g, '\\.')}: .*still shows ok\\.weight`,
+          ),
+        );
+        // The list, the view and the worker still agree on ok.weight: its blocks still open.
+        assert.equal(await page.getAttribute('[aria-selected=true][data-testid=tensor-row]', 'data-name'), 'ok.weight');
+        assert.equal(await page.textContent('#view h2'), 'ok.weight');
+        await page.click('[data-testid=heatmap]', { position: { x: 3, y: 3 } });
+        await page.waitForFunction(
+          () =>
+            document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden,
+        );
+        const block = Number(await page.getAttribute('[data-testid=block-inspector]', 'data-block'));
+        assert.ok(Number.isInteger(block) && block >= 0 && block < 256 * 32, String(block));
+        assert.match(await page.textContent('#error'), /broken\.weight/); // still says what failed, no other error
+      } finally {
+        await srv.close();
+      }
     });
 
     await t.test('a malformed file: an error naming it, no file left shown, the sample reopens', async () => {
