@@ -54,4 +54,6 @@ uint64_t bq_qh_spread[256] = {BQ_QH_E64(0), BQ_QH_E64(64), BQ_QH_E64(128), BQ_QH
 /* Out of line so that the loops keep only the normal-scale path inline (see bq_h2f_pow2_bits). */
 float bq_h2f_scaled_slow(uint16_t h, float scale) { return bq_h2f_scaled(h, scale); }
 
-uint32_t bq_scale_slot[2], *bq_scale_slot_alias = bq_scale_slot;
+/* The main thread's scale slots (a worker's are in its block, threads.c). */
+static uint32_t scale_slot_main[2];
+_Thread_local uint32_t *bq_scale_slot = scale_slot_main, *bq_scale_slot_alias = scale_slot_main;

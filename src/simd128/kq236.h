@@ -199,9 +199,10 @@ static inline float kq_lanes_term(const int32_t w[QK_K], const uint8_t *yb, floa
   return t;
 }
 
-/* Activations of a matvec call, prepared once (kq_prepare per super-block). Static: the module is
- * single-threaded and no kernel allocates. Longer rows prepare per super-block, as the dots do. */
+/* Activations of a matvec call, prepared once (kq_prepare per super-block) into the calling
+ * thread's scratch (q6_K.c, threads.c); no kernel allocates. Longer rows prepare per super-block,
+ * as the dots do. */
 #define KQ_PREP_MAX 64 /* super-blocks: 16384 columns, 34 KB */
-extern kq_act bq_kq236_prep[KQ_PREP_MAX];
+extern _Thread_local kq_act *bq_kq236_prep;
 
 #endif

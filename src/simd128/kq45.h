@@ -63,8 +63,9 @@ BQ_KQ_INLINE v128_t bq_kq_scales(const uint8_t *s) {
 
 /* Scale slots: a super-block's d * scale and dmin * min are stored through bq_kq_slot and read back
  * splat through bq_kq_slot_alias, which the compiler cannot prove equal, so each splat stays one
- * load (no vector ALU op) instead of a lane shuffle (as simd.h's scale slots; q8_K.c). */
-extern float bq_kq_slot[32], *bq_kq_slot_alias;
+ * load (no vector ALU op) instead of a lane shuffle (as simd.h's scale slots; q8_K.c). Both point
+ * at 32 floats of the calling thread's scratch (threads.c). */
+extern _Thread_local float *bq_kq_slot, *bq_kq_slot_alias;
 
 /* Stores d * scale (slots 0..7) and dmin * min (8..15) of the 8 sub-blocks, each one rounding as
  * the reference's d * (float)sc and dmin * (float)m, and d * scale * 2^-4 (16..23; exact: d * scale
@@ -141,7 +142,14 @@ typedef struct {
   const float *d;
 } bq_kq_prep;
 
-/* Prepares nb Q8_K blocks at x (static storage: valid until the next call); 0 if too many. */
+/* The most super-blocks bq_kq_prepare takes (131072 columns). */
+#define BQ_KQ_PREP_MAX 512
+/* Where bq_kq_prepare writes: the calling thread's scratch (q8_K.c, threads.c). */
+extern _Thread_local int16_t *bq_kq_prep_q;
+extern _Thread_local float *bq_kq_prep_d;
+
+/* Prepares nb Q8_K blocks at x into the calling thread's scratch (valid until its next call); 0
+ * if too many. */
 int bq_kq_prepare(const uint8_t *x, size_t nb, bq_kq_prep *out);
 
 /* The sum of a row's dot state, exactly as the dot's result is read (bq_acc_sum__simd128). */

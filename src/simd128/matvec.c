@@ -7,13 +7,16 @@
 /* One matvec call's activations, prepared once for all rows: the int8 codes widened to int16 (so a
  * row's inner loop loads them instead of widening them again), for Q4 rows in the order their
  * nibbles come out of u16 lanes and with each block's code sum (so Q4_0 subtracts 8 * sum once per
- * block instead of 8 from every weight), and d, s as floats. Static: the
- * module is single-threaded and no kernel allocates. Rows longer than this use plain dots. */
-#define BQ_PREP_MAX_BLOCKS 4096 /* 131072 columns */
-static int16_t prep_q[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
-static float prep_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
-static float prep_s[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
-static int32_t prep_sum[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+ * block instead of 8 from every weight), and d, s as floats. No kernel allocates: the arrays
+ * are static for the main thread, and each worker of the threads build has its own (threads.c),
+ * reached through the _Thread_local pointers. */
+static int16_t prep_q_main[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
+static float prep_d_main[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static float prep_s_main[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static int32_t prep_sum_main[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+_Thread_local int16_t *bq_prep_q = prep_q_main;
+_Thread_local float *bq_prep_d = prep_d_main, *bq_prep_s = prep_s_main;
+_Thread_local int32_t *bq_prep_sum = prep_sum_main;
 
 /* Where element j of a block goes in BQ_PREP_NIBBLES order (see simd.h). */
 static size_t nibble_slot(size_t j) { return (j & 16) + ((j & 1) << 3) + ((j & 15) >> 1); }
@@ -21,6 +24,9 @@ static size_t nibble_slot(size_t j) { return (j & 16) + ((j & 1) << 3) + ((j & 1
 int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int order, bq_prep *out) {
   if (nb > BQ_PREP_MAX_BLOCKS) return 0;
   const bq_k k = bq_consts();
+  int16_t *prep_q = bq_prep_q;
+  float *prep_d = bq_prep_d, *prep_s = bq_prep_s;
+  int32_t *prep_sum = bq_prep_sum;
   size_t i = 0;
   for (; i + 4 <= nb; i += 4, x += 4 * bs) {
     /* d (and s, when the codes start at 4) of 4 blocks, converted exactly as the dot kernels do. */

@@ -25,7 +25,9 @@ kq_const_table bq_kq236_consts = {
     .hi64 = {0, 0, 0x0F0F0F0F, 0x0F0F0F0F}, /* and of bytes 8-15 */
 };
 
-kq_act bq_kq236_prep[KQ_PREP_MAX];
+/* The main thread's prepared activations (a worker's are in its block, threads.c). */
+static kq_act kq236_prep_main[KQ_PREP_MAX];
+_Thread_local kq_act *bq_kq236_prep = kq236_prep_main;
 
 enum {
   XS = sizeof(block_q6_K),

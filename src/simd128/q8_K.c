@@ -16,7 +16,9 @@ bq_kq_const_table bq_kq_consts_mem = {
     .b10 = S4(0x10101010u),
 };
 
-float bq_kq_slot[32], *bq_kq_slot_alias = bq_kq_slot;
+/* The main thread's scale slots (a worker's are in its block, threads.c). */
+static float kq_slot_main[32];
+_Thread_local float *bq_kq_slot = kq_slot_main, *bq_kq_slot_alias = kq_slot_main;
 
 /* One block by vectors; 0 (nothing written) when the result depends on what the vector path does
  * not model, left to the reference: a NaN or Inf input (the running sum catches them, and also,
@@ -85,14 +87,17 @@ BQ_QUANTIZE_PROTO(q8_K, __simd128) {
   return BQ_OK;
 }
 
-/* Matvec activations (bq_kq_prepare): static, as simd128/matvec.c's, since the module is
- * single-threaded and no kernel allocates; rows longer than this use plain dots. */
-#define BQ_KQ_PREP_MAX 512 /* super-blocks: 131072 columns */
-static int16_t prep_q[BQ_KQ_PREP_MAX * QK_K] __attribute__((aligned(16)));
-static float prep_d[BQ_KQ_PREP_MAX];
+/* Matvec activations (bq_kq_prepare): as simd128/matvec.c's, static for the main thread and a
+ * worker's own in the threads build (threads.c); rows longer than this use plain dots. */
+static int16_t kq_prep_q_main[BQ_KQ_PREP_MAX * QK_K] __attribute__((aligned(16)));
+static float kq_prep_d_main[BQ_KQ_PREP_MAX];
+_Thread_local int16_t *bq_kq_prep_q = kq_prep_q_main;
+_Thread_local float *bq_kq_prep_d = kq_prep_d_main;
 
 int bq_kq_prepare(const uint8_t *x, size_t nb, bq_kq_prep *out) {
   if (nb > BQ_KQ_PREP_MAX) return 0;
+  int16_t *prep_q = bq_kq_prep_q;
+  float *prep_d = bq_kq_prep_d;
   for (size_t i = 0; i < nb; i++, x += YS) {
     memcpy(&prep_d[i], x + YD, sizeof(float));
     const bq_kq_act a = {(const int8_t *)(x + YQS), NULL};

@@ -306,8 +306,8 @@ typedef void (*bq_dq_block_fn)(const bq_k *k, const uint8_t *p, v128_t d, v128_t
 /* Scale slots: the loops below store a block's scale bits through one pointer and load them
  * splat through the other, which the compiler cannot prove equal, so each splat stays a load
  * from memory (no vector ALU op) instead of a move into a vector register and a broadcast.
- * (Each instance of the module has its own memory, and a module runs one call at a time.) */
-extern uint32_t bq_scale_slot[2], *bq_scale_slot_alias; /* consts.c */
+ * Both point at scratch of the calling thread (threads.c). */
+extern _Thread_local uint32_t *bq_scale_slot, *bq_scale_slot_alias; /* consts.c */
 
 /* How the loops below bring a block's scales into vectors: d alone, moved from an integer
  * register and broadcast (BQ_D_REG); d alone through a slot (BQ_D_SLOT); d and m (at offset 2)
@@ -388,8 +388,15 @@ typedef struct {
  * 14, then 1, 3, .., 15, then 16, 18, .., 30, then 17, 19, .., 31. */
 enum { BQ_PREP_PLAIN, BQ_PREP_NIBBLES };
 
-/* Prepares nb Q8_0 (bs 34, codes at 2) or Q8_1 (bs 36, codes at 4) blocks in the given order; 0
- * if too many. */
+/* The most Q8_0/Q8_1 blocks bq_prepare_q8 takes (131072 columns); longer rows use plain dots. */
+#define BQ_PREP_MAX_BLOCKS 4096
+/* Where bq_prepare_q8 writes: the calling thread's scratch (matvec.c, threads.c). */
+extern _Thread_local int16_t *bq_prep_q;
+extern _Thread_local float *bq_prep_d, *bq_prep_s;
+extern _Thread_local int32_t *bq_prep_sum;
+
+/* Prepares nb Q8_0 (bs 34, codes at 2) or Q8_1 (bs 36, codes at 4) blocks in the given order into
+ * the calling thread's scratch; 0 if too many. */
 int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int order, bq_prep *out);
 
 /* Terms of 4 blocks of a weight row at a against prepared activation blocks i..i+3. */
