@@ -33,7 +33,7 @@ DEV_STAMP := build/.dev-stamp
 TEST_STAMP := build/.test-stamp
 
 ##@ Building
-all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed ## Build the wasm modules and the JS modules that embed them (default)
+all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed threads ## Build the wasm modules and the JS modules that embed them (default)
 
 wasm/exports-%.json: wasm/exports.c src/kernels.inc | deps
 	$(CC) -E -P $(if $(filter simd128,$*),-DBQ_SIMD128) $< \
@@ -83,6 +83,33 @@ $(LIBC_RELAXED): | deps-relaxed
 $(WASM_RELAXED): $(OBJ_RELAXED) $(LIBC_RELAXED) build/relaxed/exports.txt
 	$(WASM_LD) --no-entry --stack-first -z stack-size=262144 --max-memory=4294967296 --strip-all \
 	  $$(cat build/relaxed/exports.txt) $(OBJ_RELAXED) $(LIBC_RELAXED) -o $@
+
+# The threads build (init({ threads }), js/threads.js): the SIMD128 kernels on a shared memory
+# that every worker's instance imports (atomics and bulk memory; passive data segments, written
+# once by the first instance). Scratch that kernels write is reached through _Thread_local
+# pointers (src/simd128/threads.c), so each instance gets a TLS block, a stack and a scratch block
+# from the JS pool: __wasm_init_tls, __stack_pointer and bq_thread_scratch_init are exported for it.
+# Compiled with clang-19 and linked by wasm-ld-19 as the relaxed build is (emcc 3.1.6 has no
+# standalone shared memory); libc is the same few objects.
+WASM_THREADS := wasm/blockquant-threads.wasm
+OBJ_THREADS := $(patsubst src/%.c,build/threads/%.o,$(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c)
+threads: $(WASM_THREADS) js/wasm/threads.js ## Build the shared-memory module for worker threads (clang-19, wasm-ld-19)
+
+build/threads/%.o: src/%.c $(HEADERS) | deps-relaxed
+	@mkdir -p $(dir $@)
+	$(CLANG_WASM) --target=wasm32 -O3 $(CFLAGS_COMMON) -msimd128 -matomics -mbulk-memory \
+	  -isystem /usr/include/wasm32-wasi -c $< -o $@
+
+build/threads/exports.txt: wasm/exports.c src/kernels.inc | deps-relaxed
+	@mkdir -p build/threads
+	$(CC) -E -P -DBQ_SIMD128 $< | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT /--export=/' > $@
+	printf -- '--export=%s\n' bq_thread_scratch_bytes bq_thread_scratch_init __wasm_init_tls \
+	  __tls_size __tls_align __stack_pointer >> $@
+
+$(WASM_THREADS): $(OBJ_THREADS) $(LIBC_RELAXED) build/threads/exports.txt
+	$(WASM_LD) --no-entry --stack-first -z stack-size=262144 --shared-memory --import-memory \
+	  --export-memory --max-memory=4294967296 --strip-all \
+	  $$(cat build/threads/exports.txt) $(OBJ_THREADS) $(LIBC_RELAXED) -o $@
 
 js/wasm/%.js: wasm/blockquant-%.wasm tools/embed-wasm.mjs
 	@mkdir -p js/wasm
@@ -204,7 +231,7 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: relaxed deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: relaxed threads deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
 
 # The golden tests of the formats added after the simple blocks: one test program and one fixture
 # folder per set (tests/native/test_golden_<set>.c, tests/fixtures/golden-<set>/), under ASan+UBSan.
