@@ -1,0 +1,732 @@
+// Worker threads over one shared WebAssembly.Memory: init({ threads: n }).
+//
+// The main thread instantiates the threads build (wasm/blockquant-threads.wasm: SIMD128 kernels,
+// shared memory imported, atomics and bulk memory) on a shared memory, and wraps that instance in
+// an ordinary Codec, which owns the memory layout (js/tensor.js: staging, then the heap of
+// resident tensors). n workers (js/worker-core.js) instantiate the same module on the same memory;
+// each gets a stack, a TLS block and a kernel scratch block taken from that heap (the kernels
+// reach all the scratch they write through _Thread_local pointers, src/simd128/threads.c). The
+// workers never allocate: the main thread places inputs, outputs and weights, and sends each
+// worker a list of kernel calls on (pointer, count) ranges. A matvec is split by rows, a
+// dequantize or quantize by blocks; every output element is computed by the same kernel on the
+// same inputs as with one thread, so the results are identical bit for bit. A handle's weights are
+// shared, never copied.
+//
+// The heavy calls (matvec, matvecs, dequantize, quantize) return Promises: a browser's main
+// thread cannot block on workers. Calls are run one after another, in call order. Everything else
+// is the synchronous Codec API of the main instance.
+
+import { GGMLType, typeId, typeInfo, byteLength } from './types.js';
+import { Codec } from './codec.js';
+import { Tensor } from './tensor.js';
+
+const ALIGN = 64;
+const PAGE = 65536;
+/** Bytes of each worker's stack (the builds' own stack size). */
+const STACK_BYTES = 256 << 10;
+/** Inputs and outputs of one round of a threaded dequantize or quantize, at most (bytes). */
+const ROUND_BYTES = 32 << 20;
+/** Below this many bytes of weights (or of output), a call runs on the main instance alone: a
+ * round trip to the workers costs about as much as a 64 KiB matvec. */
+const MIN_SPLIT_BYTES = 64 << 10;
+
+/**
+ * @typedef {object} ThreadOptions
+ * @property {number} [minSplitBytes] calls on fewer bytes of weights (dequantize, quantize: of
+ *   f32 values) than this run on the main thread alone (default 64 KiB; 0 splits every call)
+ * @property {number} [roundBytes] a threaded dequantize or quantize copies at most this many bytes
+ *   of input and output through shared memory per round (default 32 MiB)
+ */
+
+/** @param {number} n */
+const align = (n) => Math.ceil(n / ALIGN) * ALIGN;
+
+/**
+ * What the pool needs of a worker, whatever the runtime (js/threads-node.js for Node; spawnBrowser
+ * below): post a message, hear replies and failures, stop it; ref/unref (Node) let the process
+ * exit while the pool is idle.
+ * @typedef {{ post(message: import('./worker-core.js').WorkerRequest): void,
+ *   onMessage(f: (reply: import('./worker-core.js').WorkerReply) => void): void,
+ *   onError(f: (error: Error) => void): void, terminate(): void, ref?(): void, unref?(): void }} WorkerLike
+ * @typedef {() => WorkerLike} Spawn
+ * @typedef {[string, ...number[]]} KernelCall
+ */
+
+/**
+ * Why this runtime cannot run blockquant on threads, or '' when it can: shared memory
+ * (SharedArrayBuffer, a shared WebAssembly.Memory, and in browsers crossOriginIsolated) and
+ * WebAssembly SIMD128 (the threads build has the SIMD128 kernels).
+ * @param {{ SharedArrayBuffer?: unknown, crossOriginIsolated?: unknown, WebAssembly?: typeof WebAssembly }} [g]
+ *   the global scope to inspect (for tests)
+ * @returns {string}
+ */
+export function threadsUnsupported(g = /** @type {any} */ (globalThis)) {
+  if (typeof g.SharedArrayBuffer !== 'function') return 'SharedArrayBuffer is not available';
+  if (g.crossOriginIsolated === false) return 'the page is not cross-origin isolated (COOP/COEP headers)';
+  try {
+    const m = new /** @type {typeof WebAssembly} */ (g.WebAssembly).Memory({ initial: 1, maximum: 1, shared: true });
+    if (!(m.buffer instanceof /** @type {typeof SharedArrayBuffer} */ (g.SharedArrayBuffer)))
+      return 'WebAssembly memory cannot be shared';
+  } catch {
+    return 'WebAssembly memory cannot be shared';
+  }
+  return '';
+}
+
+/** A fixed set of workers on one shared memory, each running the kernel calls it is sent. */
+export class Pool {
+  /** @type {WorkerLike[]} */
+  #workers = [];
+  /** @type {Map<number, { resolve: () => void, reject: (e: Error) => void }>} */
+  #pending = new Map();
+  #next = 1;
+  /** @type {Error | null} set once a worker fails or the pool is closed; every later run rejects */
+  #dead = null;
+
+  /**
+   * Starts n workers and initialises each with its own stack, TLS and scratch block.
+   * @param {number} n
+   * @param {Spawn} spawn
+   * @param {WebAssembly.Module} module the threads build
+   * @param {WebAssembly.Memory} memory the shared memory the main instance uses
+   * @param {{ stack: number, tls: number, scratch: number }[]} blocks one per worker, in memory
+   * @returns {Promise<Pool>}
+   * @throws {Error} when a worker cannot start or initialise (the others are stopped)
+   */
+  static async start(n, spawn, module, memory, blocks) {
+    const pool = new Pool();
+    try {
+      await Promise.all(
+        Array.from({ length: n }, (_, i) => {
+          const w = spawn();
+          pool.#workers.push(w);
+          return new Promise((resolve, reject) => {
+            let ready = false;
+            w.onMessage((m) => {
+              if (!ready) {
+                ready = true;
+                if (m.type === 'ready') resolve(undefined);
+                else
+                  reject(
+                    new Error(`blockquant worker ${i} failed to start: ${m.type === 'error' ? m.message : m.type}`),
+                  );
+                return;
+              }
+              pool.#reply(m);
+            });
+            w.onError((e) => {
+              if (!ready) {
+                ready = true;
+                reject(e);
+              }
+              pool.#fail(new Error(`blockquant worker ${i} failed: ${e.message}`, { cause: e }));
+            });
+            w.post({ type: 'init', module, memory, ...blocks[i] });
+          });
+        }),
+      );
+    } catch (e) {
+      pool.close();
+      throw e;
+    }
+    pool.#idle();
+    return pool;
+  }
+
+  /** Number of workers. */
+  get size() {
+    return this.#workers.length;
+  }
+
+  /** @param {import('./worker-core.js').WorkerReply} m */
+  #reply(m) {
+    if (m.type === 'ready') return;
+    const p = this.#pending.get(m.id);
+    if (!p) return;
+    this.#pending.delete(m.id);
+    if (m.type === 'done') p.resolve();
+    else p.reject(new Error(m.message));
+    if (this.#pending.size === 0) this.#idle();
+  }
+
+  /** @param {Error} e */
+  #fail(e) {
+    if (this.#dead) return;
+    this.#dead = e;
+    for (const p of this.#pending.values()) p.reject(e);
+    this.#pending.clear();
+    this.close();
+  }
+
+  /** Lets a Node process exit while no work is pending. */
+  #idle() {
+    for (const w of this.#workers) w.unref?.();
+  }
+
+  /**
+   * Runs calls[i] on worker i (an empty list: that worker idles); resolves when all are done.
+   * @param {KernelCall[][]} calls at most size lists
+   * @returns {Promise<void>}
+   * @throws {Error} (rejects) a kernel's failure or trap, a worker that died, a closed pool
+   */
+  async run(calls) {
+    if (this.#dead) throw this.#dead;
+    /** @type {Promise<void>[]} */
+    const done = [];
+    calls.forEach((list, i) => {
+      if (!list.length) return;
+      const id = this.#next++;
+      const w = this.#workers[i];
+      w.ref?.();
+      done.push(new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject })));
+      w.post({ type: 'run', id, calls: list });
+    });
+    // All settled before any error is reported: no worker may still write into memory the next
+    // call reuses.
+    const results = await Promise.allSettled(done);
+    const bad = results.find((r) => r.status === 'rejected');
+    if (bad) throw /** @type {PromiseRejectedResult} */ (bad).reason;
+  }
+
+  /** Stops the workers; pending and later runs reject. Idempotent. */
+  close() {
+    if (!this.#dead) this.#dead = new Error('blockquant: the worker pool was closed');
+    for (const p of this.#pending.values()) p.reject(this.#dead);
+    this.#pending.clear();
+    for (const w of this.#workers) w.terminate();
+    this.#workers = [];
+  }
+}
+
+/**
+ * Splits [0, n) in units of step into at most parts ranges of nearly equal size.
+ * @param {number} n
+ * @param {number} parts
+ * @param {number} [step]
+ * @returns {[number, number][]} [start, count] pairs, none empty
+ */
+export function splitRange(n, parts, step = 1) {
+  const units = n / step;
+  /** @type {[number, number][]} */
+  const out = [];
+  for (let i = 0; i < parts; i++) {
+    const a = Math.floor((units * i) / parts),
+      b = Math.floor((units * (i + 1)) / parts);
+    if (b > a) out.push([a * step, (b - a) * step]);
+  }
+  return out;
+}
+
+/**
+ * @param {number | string} type
+ * @param {'quantize' | 'dequantize' | 'matvec'} op
+ */
+function typeFor(type, op) {
+  const id = typeId(type);
+  const info = typeInfo(id);
+  if (!info[op]) throw new TypeError(`ggml type ${info.name} (${id}) is not supported by blockquant for ${op}`);
+  return { id, ...info };
+}
+
+/**
+ * A codec whose matvec, matvecs, dequantize and quantize run on worker threads sharing its wasm
+ * memory and return Promises; every other method is the synchronous Codec's (js/codec.js). Made by
+ * init({ threads: n }) where threads can run; close() stops the workers.
+ */
+export class ThreadedCodec {
+  /** @type {Codec} */
+  #codec;
+  /** @type {Pool} */
+  #pool;
+  /** @type {WebAssembly.Memory} */
+  #mem;
+  /** @type {Record<string, Function>} */
+  #k;
+  /** Tensors made by this codec (the inner codec checks the rest: disposal, ownership). */
+  #own = new WeakSet();
+  /** Scratch for one call's inputs and outputs: a resident F32 block, grown on demand. */
+  /** @type {Tensor | null} */
+  #scratch = null;
+  /** The calls in order: each starts when the previous one settled. */
+  /** @type {Promise<unknown>} */
+  #queue = Promise.resolve();
+  /** Blocks held for the workers' stacks, TLS and scratch, freed by close(). */
+  /** @type {Tensor[]} */
+  #held;
+  #minSplit;
+  #roundBytes;
+
+  /**
+   * @param {Codec} codec on the main instance of the threads build
+   * @param {Pool} pool
+   * @param {Tensor[]} held the workers' blocks
+   * @param {ThreadOptions} [options]
+   */
+  constructor(codec, pool, held, options = {}) {
+    this.#minSplit = options.minSplitBytes ?? MIN_SPLIT_BYTES;
+    this.#roundBytes = Math.max(ALIGN * 64, options.roundBytes ?? ROUND_BYTES);
+    this.#codec = codec;
+    this.#pool = pool;
+    this.#held = held;
+    this.#k = /** @type {Record<string, Function>} */ (/** @type {unknown} */ (codec.exports));
+    this.#mem = /** @type {WebAssembly.Memory} */ (codec.exports.memory);
+    /** Worker threads the heavy calls are split over. */
+    this.threads = pool.size;
+    /** The build the workers run ('simd128': the threads build has the SIMD128 kernels). */
+    this.backend = codec.backend;
+    /** The main instance's raw wasm exports, for tests and benchmarks. */
+    this.exports = codec.exports;
+    /** Rounds of work sent to the workers so far (for tests and benchmarks). */
+    this.rounds = 0;
+  }
+
+  /** Bytes of the shared wasm memory now (it grows as needed and never shrinks). */
+  get memoryBytes() {
+    return this.#codec.memoryBytes;
+  }
+
+  /** Bytes of wasm memory held by live tensor handles (the workers' blocks not counted). */
+  get residentBytes() {
+    return this.#codec.residentBytes - this.#held.reduce((s, t) => s + t.byteLength, 0);
+  }
+
+  /**
+   * Runs fn after every earlier call has settled.
+   * @template T
+   * @param {() => Promise<T>} fn
+   * @returns {Promise<T>}
+   */
+  #serial(fn) {
+    const p = this.#queue.then(fn);
+    this.#queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** @param {KernelCall[][]} calls */
+  #run(calls) {
+    this.rounds++;
+    return this.#pool.run(calls);
+  }
+
+  /**
+   * An address in shared memory with at least bytes free, valid until the next call.
+   * @param {number} bytes
+   */
+  #scratchAt(bytes) {
+    const have = this.#scratch ? this.#scratch.byteLength : 0;
+    if (bytes > have) {
+      this.#scratch?.dispose();
+      this.#scratch = null;
+      const size = align(Math.max(bytes, 2 * have, 1 << 20));
+      this.#scratch = this.#codec.tensor(GGMLType.F32, new Uint8Array(size), 1, size / 4);
+    }
+    return /** @type {Tensor} */ (this.#scratch).byteOffset;
+  }
+
+  /**
+   * The address of a live tensor of this codec.
+   * @param {unknown} W
+   */
+  #address(W) {
+    if (!(W instanceof Tensor))
+      throw new TypeError('expected a tensor handle from codec.tensor() or codec.loadTensor()');
+    if (!this.#own.has(W)) throw new TypeError('this tensor handle belongs to another blockquant codec instance');
+    return W.byteOffset; // throws once disposed
+  }
+
+  /** Copies a matrix into wasm memory once; as Codec.tensor. */
+  /** @type {Codec['tensor']} */
+  tensor(type, bytes, rows, cols) {
+    const W = this.#codec.tensor(type, bytes, rows, cols);
+    this.#own.add(W);
+    return W;
+  }
+
+  /** Loads a tensor of a GGUF file into wasm memory; as Codec.loadTensor. */
+  /** @type {Codec['loadTensor']} */
+  async loadTensor(file, name, options) {
+    const W = await this.#codec.loadTensor(file, name, options);
+    this.#own.add(W);
+    return W;
+  }
+
+  /** As Codec.dot (on the main thread). @type {Codec['dot']} */
+  dot(typeA, a, typeB, b) {
+    return this.#codec.dot(typeA, a, typeB, b);
+  }
+
+  /** As Codec.blockStats (on the main thread). @type {Codec['blockStats']} */
+  blockStats(type, values) {
+    return this.#codec.blockStats(type, values);
+  }
+
+  /** As Codec.dequantizeTensor (on the main thread). @type {Codec['dequantizeTensor']} */
+  dequantizeTensor(file, name) {
+    return this.#codec.dequantizeTensor(file, name);
+  }
+
+  /** As Codec.dequantizeRows (on the main thread). @type {Codec['dequantizeRows']} */
+  dequantizeRows(file, name, first, count) {
+    return this.#codec.dequantizeRows(file, name, first, count);
+  }
+
+  /**
+   * Quantizes f32 values to whole blocks of a type, as Codec.quantize, split by blocks over the
+   * workers.
+   * @param {number | string} type
+   * @param {Float32Array} values a multiple of the block size
+   * @param {Uint8Array} [out] receives the blocks; must be exactly the right length
+   * @returns {Promise<Uint8Array>} out, or a new array
+   * @throws {TypeError | RangeError} (rejects) as Codec.quantize; a worker's failure
+   */
+  quantize(type, values, out) {
+    return this.#serial(async () => {
+      const t = typeFor(type, 'quantize');
+      if (!(values instanceof Float32Array)) throw new TypeError('values must be a Float32Array');
+      const n = values.length;
+      const bytes = byteLength(t.id, n);
+      const y = out ?? new Uint8Array(bytes);
+      if (!(y instanceof Uint8Array)) throw new TypeError('out must be a Uint8Array');
+      if (y.length !== bytes) throw new RangeError(`out holds ${y.length} bytes; ${n} ${t.name} values need ${bytes}`);
+      if (n * 4 < this.#minSplit) return this.#codec.quantize(type, values, y);
+      const name = `bq_${t.name}_quantize`;
+      const per = 4 + t.typeSize / t.blockSize;
+      const chunk = Math.max(t.blockSize, Math.floor(this.#roundBytes / per / t.blockSize) * t.blockSize);
+      for (let i = 0; i < n; i += chunk) {
+        const k = Math.min(chunk, n - i);
+        const kb = (k / t.blockSize) * t.typeSize;
+        const xp = this.#scratchAt(align(k * 4) + align(kb));
+        const yp = xp + align(k * 4);
+        new Float32Array(this.#mem.buffer, xp, k).set(values.subarray(i, i + k));
+        await this.#run(
+          splitRange(k, this.threads, t.blockSize).map(([s, c]) => [
+            [name, xp + s * 4, yp + (s / t.blockSize) * t.typeSize, c],
+          ]),
+        );
+        y.set(new Uint8Array(this.#mem.buffer, yp, kb), (i / t.blockSize) * t.typeSize);
+      }
+      return y;
+    });
+  }
+
+  /**
+   * Decodes whole blocks to f32, as Codec.dequantize (the bytes given, or a resident tensor's:
+   * dequantize(W, { out })), split by blocks over the workers.
+   * @param {number | string | Tensor} type
+   * @param {Uint8Array | { out?: Float32Array }} [bytes]
+   * @param {Float32Array} [out]
+   * @returns {Promise<Float32Array>}
+   * @throws {TypeError | RangeError} (rejects) as Codec.dequantize; a worker's failure
+   */
+  dequantize(type, bytes, out) {
+    return this.#serial(async () => {
+      /** @type {number} */
+      let src = -1;
+      /** @type {Uint8Array | null} */
+      let q = null;
+      let t, y;
+      if (type instanceof Tensor) {
+        src = this.#address(type);
+        t = typeFor(type.type, 'dequantize');
+        const n = type.rows * type.cols;
+        y = /** @type {{ out?: Float32Array }} */ (bytes ?? {}).out ?? new Float32Array(n);
+        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
+        if (y.length !== n) throw new RangeError(`out holds ${y.length} values; the ${t.name} tensor decodes to ${n}`);
+      } else {
+        t = typeFor(type, 'dequantize');
+        if (!ArrayBuffer.isView(bytes)) throw new TypeError('bytes must be a Uint8Array (or another ArrayBuffer view)');
+        q = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        if (q.length % t.typeSize !== 0)
+          throw new RangeError(
+            `bytes: ${q.length} bytes is not a whole number of ${t.name} blocks (${t.typeSize} bytes each)`,
+          );
+        const n = (q.length / t.typeSize) * t.blockSize;
+        y = out ?? new Float32Array(n);
+        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
+        if (y.length !== n)
+          throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
+      }
+      const n = y.length;
+      if (n * 4 < this.#minSplit)
+        return type instanceof Tensor
+          ? this.#codec.dequantize(type, { out: y })
+          : this.#codec.dequantize(type, /** @type {Uint8Array} */ (q), y);
+      const name = `bq_${t.name}_dequantize`;
+      const per = 4 + (q ? t.typeSize / t.blockSize : 0);
+      const chunk = Math.max(t.blockSize, Math.floor(this.#roundBytes / per / t.blockSize) * t.blockSize);
+      for (let i = 0; i < n; i += chunk) {
+        const k = Math.min(chunk, n - i);
+        const kb = (k / t.blockSize) * t.typeSize,
+          off = (i / t.blockSize) * t.typeSize;
+        const yp = this.#scratchAt(align(k * 4) + (q ? align(kb) : 0));
+        let qp;
+        if (q) {
+          qp = yp + align(k * 4);
+          new Uint8Array(this.#mem.buffer, qp, kb).set(q.subarray(off, off + kb));
+        } else qp = this.#address(type) + off; // again: the handle may be disposed meanwhile
+        await this.#run(
+          splitRange(k, this.threads, t.blockSize).map(([s, c]) => [
+            [name, qp + (s / t.blockSize) * t.typeSize, yp + s * 4, c],
+          ]),
+        );
+        y.set(new Float32Array(this.#mem.buffer, yp, k), i);
+      }
+      return y;
+    });
+  }
+
+  /**
+   * @overload
+   * @param {Tensor} tensor resident weights of this codec
+   * @param {Float32Array} x tensor.cols values
+   * @param {{ out?: Float32Array, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array>}
+   */
+  /**
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} weights
+   * @param {number} rows
+   * @param {Float32Array} x
+   * @param {{ out?: Float32Array, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array>}
+   */
+  /**
+   * y = W x, as Codec.matvec (bit-identical), the rows split over the workers.
+   * @param {number | string | Tensor} a
+   * @param {unknown} b
+   * @param {unknown} [c]
+   * @param {unknown} [d]
+   * @param {unknown} [e]
+   * @returns {Promise<Float32Array>}
+   * @throws {TypeError | RangeError} (rejects) as Codec.matvec; a worker's failure
+   */
+  matvec(a, b, c, d, e) {
+    if (a instanceof Tensor) {
+      const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (c ?? {});
+      return this.#serial(async () => (await this.#matvecs([a], b, o.exact, o.out ? [o.out] : undefined, null))[0]);
+    }
+    return this.#serial(async () => {
+      const t = typeFor(a, 'matvec');
+      if (!ArrayBuffer.isView(b)) throw new TypeError('weights must be a Uint8Array');
+      const w = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+      const rows = /** @type {number} */ (c);
+      if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError('rows must be a non-negative integer');
+      if (!(d instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
+      const rowBytes = byteLength(t.id, d.length);
+      if (w.length !== rows * rowBytes)
+        throw new RangeError(
+          `weights hold ${w.length} bytes; ${rows} rows of ${d.length} ${t.name} values need ${rows * rowBytes}`,
+        );
+      const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (e ?? {});
+      if (w.length < this.#minSplit) return this.#codec.matvec(t.id, w, rows, d, o);
+      const W = { type: t.id, rows, cols: d.length, bytes: w };
+      return (await this.#matvecs([W], d, o.exact, o.out ? [o.out] : undefined, w))[0];
+    });
+  }
+
+  /**
+   * Several products with one x (each tensor's rows split over the workers, all in one round),
+   * as Codec.matvecs.
+   * @param {Tensor[]} tensors resident weights of this codec, all with x.length columns
+   * @param {Float32Array} x
+   * @param {{ out?: Float32Array[], exact?: boolean }} [options]
+   * @returns {Promise<Float32Array[]>}
+   */
+  matvecs(tensors, x, options = {}) {
+    return this.#serial(async () => {
+      if (!Array.isArray(tensors)) throw new TypeError('tensors must be an array of tensor handles');
+      return this.#matvecs(tensors, x, options.exact, options.out, null);
+    });
+  }
+
+  /**
+   * @param {unknown[]} list tensors, or (with bytes) one { type, rows, cols } for raw weights
+   * @param {unknown} x
+   * @param {unknown} exactOption
+   * @param {unknown} outs
+   * @param {Uint8Array | null} bytes raw weights, copied into scratch
+   * @returns {Promise<Float32Array[]>}
+   */
+  async #matvecs(list, x, exactOption, outs, bytes) {
+    if (!(x instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
+    const cols = x.length;
+    if (outs !== undefined && (!Array.isArray(outs) || outs.length !== list.length))
+      throw new TypeError(`out must be an array of ${list.length} Float32Arrays, one per tensor`);
+    const exact = exactOption === true;
+    const jobs = list.map((W, i) => {
+      if (!bytes) this.#address(W);
+      const { type, rows, cols: wc } = /** @type {Tensor} */ (W);
+      const t = typeFor(type, 'matvec');
+      const tv = exact || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
+      if (wc !== cols)
+        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${t.name}) has ${wc} columns`);
+      const y = outs === undefined ? new Float32Array(rows) : /** @type {unknown[]} */ (outs)[i];
+      if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
+      if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
+      const vname = typeInfo(tv).name;
+      return {
+        W,
+        rows,
+        rowBytes: byteLength(t.id, cols),
+        tv,
+        name: `bq_${t.name}_matvec_${vname}`,
+        qname: `bq_${vname}_quantize`,
+        y,
+        yp: 0,
+        vp: 0,
+      };
+    });
+    if (!bytes && jobs.reduce((s, j) => s + j.rows * j.rowBytes, 0) < this.#minSplit)
+      return this.#codec.matvecs(/** @type {Tensor[]} */ (list), x, {
+        exact,
+        out: /** @type {Float32Array[] | undefined} */ (outs),
+      });
+    const tvs = [...new Set(jobs.map((j) => j.tv))];
+    const xb = align(cols * 4);
+    const qb = tvs.map((tv) => (tv === GGMLType.F32 ? 0 : align(byteLength(tv, cols))));
+    let need = xb + qb.reduce((s, v) => s + v, 0) + jobs.reduce((s, j) => s + align(j.rows * 4), 0);
+    if (bytes) need += align(bytes.length);
+    const xp = this.#scratchAt(need);
+    let p = xp + xb;
+    new Float32Array(this.#mem.buffer, xp, cols).set(x);
+    /** @type {Map<number, number>} */
+    const vps = new Map();
+    tvs.forEach((tv, i) => {
+      if (tv === GGMLType.F32) vps.set(tv, xp);
+      else {
+        const qname = `bq_${typeInfo(tv).name}_quantize`;
+        const status = this.#k[qname](xp, p, cols);
+        if (status !== 0) throw new Error(`blockquant kernel ${qname} failed (status ${status})`);
+        vps.set(tv, p);
+        p += qb[i];
+      }
+    });
+    for (const j of jobs) {
+      j.yp = p;
+      p += align(j.rows * 4);
+    }
+    let wp = 0;
+    if (bytes) {
+      wp = p;
+      new Uint8Array(this.#mem.buffer, wp, bytes.length).set(bytes);
+    }
+    /** @type {KernelCall[][]} */
+    const calls = Array.from({ length: this.threads }, () => []);
+    for (const j of jobs) {
+      const ptr = bytes ? wp : /** @type {Tensor} */ (j.W).byteOffset;
+      splitRange(j.rows, this.threads).forEach(([r0, nr], i) =>
+        calls[i].push([j.name, ptr + r0 * j.rowBytes, nr, cols, /** @type {number} */ (vps.get(j.tv)), j.yp + r0 * 4]),
+      );
+    }
+    await this.#run(calls);
+    for (const j of jobs) j.y.set(new Float32Array(this.#mem.buffer, j.yp, j.rows));
+    return jobs.map((j) => j.y);
+  }
+
+  /**
+   * Stops the workers (after the calls already made) and frees their memory; later heavy calls
+   * reject. Tensors stay usable with the synchronous methods. Idempotent.
+   * @returns {Promise<void>}
+   */
+  close() {
+    return this.#serial(async () => {
+      this.#pool.close();
+      for (const t of this.#held) t.dispose();
+      this.#scratch?.dispose();
+      this.#scratch = null;
+    });
+  }
+}
+
+/**
+ * The threads build for browsers: the .wasm file next to this package's js/ folder, or the
+ * embedded copy where that cannot be fetched.
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export async function threadsModuleURL() {
+  try {
+    const res = await fetch(new URL('../wasm/blockquant-threads.wasm', import.meta.url));
+    if (res.ok) return await WebAssembly.compile(await res.arrayBuffer());
+  } catch {
+    // the embedded copy below
+  }
+  const b64 = (await import('./wasm/threads.js')).default;
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return WebAssembly.compile(bytes);
+}
+
+/**
+ * Browser and Deno workers: module workers started from js/worker.js.
+ * @type {Spawn}
+ */
+export function spawnBrowser() {
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  return {
+    post: (m) => w.postMessage(m),
+    onMessage: (f) => w.addEventListener('message', (e) => f(e.data)),
+    onError: (f) => {
+      w.addEventListener('error', (e) => f(new Error(e.message || 'worker error')));
+      w.addEventListener('messageerror', () => f(new Error('a message could not be read')));
+    },
+    terminate: () => w.terminate(),
+  };
+}
+
+/**
+ * A codec on n worker threads where this runtime can run them (see threadsUnsupported), or else
+ * the synchronous codec of single() with threads = 1, without an error.
+ * @param {number} n worker threads, an integer >= 1
+ * @param {{ module: () => Promise<WebAssembly.Module>, spawn: Spawn | null, single: () => Promise<Codec>,
+ *   stagingBytes?: number } & ThreadOptions} env how this runtime loads the threads build and
+ *   starts workers, and the thresholds of ThreadOptions
+ * @returns {Promise<ThreadedCodec | (Codec & { threads: 1 })>}
+ * @throws {RangeError} n that is not a positive integer
+ */
+export async function initThreads(n, env) {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`threads must be a positive integer, got ${String(n)}`);
+  const one = async () => {
+    const c = await env.single();
+    Object.defineProperty(c, 'threads', { value: 1, enumerable: true });
+    return /** @type {Codec & { threads: 1 }} */ (c);
+  };
+  if (n === 1 || !env.spawn || threadsUnsupported()) return one();
+  /** @type {WebAssembly.Module} */
+  let module;
+  /** @type {WebAssembly.Memory} */
+  let memory;
+  /** @type {WebAssembly.Instance} */
+  let instance;
+  try {
+    module = await env.module();
+    // The module's own minimum is a few pages; grown by the codec as it needs.
+    memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
+    instance = await WebAssembly.instantiate(module, { env: { memory } });
+  } catch {
+    return one();
+  }
+  const codec = new Codec(instance, 'simd128', env.stagingBytes ?? 4 << 20);
+  const ex = /** @type {Record<string, any>} */ (instance.exports);
+  const tlsBytes = align(ex.__tls_size.value),
+    scratchBytes = align(ex.bq_thread_scratch_bytes());
+  /** @type {Tensor[]} */
+  const held = [];
+  const blocks = [];
+  for (let i = 0; i < n; i++) {
+    const size = STACK_BYTES + tlsBytes + scratchBytes;
+    const t = codec.tensor(GGMLType.F32, new Uint8Array(size), 1, size / 4);
+    held.push(t);
+    const base = t.byteOffset;
+    blocks.push({ stack: base + STACK_BYTES, tls: base + STACK_BYTES, scratch: base + STACK_BYTES + tlsBytes });
+  }
+  let pool;
+  try {
+    pool = await Pool.start(n, env.spawn, module, memory, blocks);
+  } catch {
+    for (const t of held) t.dispose();
+    return one();
+  }
+  return new ThreadedCodec(codec, pool, held, env);
+}
