@@ -49,8 +49,11 @@ export async function initWith(options, bundled) {
   const got = backendOf(module);
   if (backend !== 'auto' && got !== backend)
     throw new Error(`backend ${backend} requested, but the given module is the ${got} build`);
-  if (got === 'relaxed' && relaxedUnsupported())
-    throw new Error(`the given module is the relaxed build, but ${relaxedUnsupported()}; use the simd128 build`);
+  const instance = await instantiate(module);
+  // A given relaxed build runs only where the probe passes (through the instance where the runtime
+  // cannot compile the probe module).
+  const why = got === 'relaxed' ? relaxedUnsupported(instance) : '';
+  if (why) throw new Error(`the given module is the relaxed build, but ${why}; use the simd128 build`);
   // (Codec's JSDoc names only 'simd128' | 'scalar'; it should take loader.js's Backend.)
-  return new Codec(await instantiate(module), /** @type {any} */ (got), staging);
+  return new Codec(instance, /** @type {any} */ (got), staging);
 }

@@ -53,32 +53,69 @@ const PROBE_WANT = [[-64024], [32126], [264], [-381, 1155]];
 let relaxedVerdict;
 
 /**
- * Why this runtime cannot use the relaxed build, or '' when it can: relaxed SIMD must validate and
- * the relaxed dot must give the exact results the kernels assume (a probe of the instruction the
- * build uses, run once per realm).
+ * The verdict on a probe run: '' when its results are the ones the kernels need.
+ * @param {(a: number[], b: number[], c: number[]) => number[]} run the relaxed dot of a, b, c
  * @returns {string}
  */
-export function relaxedUnsupported() {
+function judgeProbe(run) {
+  const got = run(PROBE_A, PROBE_B, PROBE_C);
+  if (got.every((v, i) => PROBE_WANT[i].includes(v))) return '';
+  return `this runtime computes i32x4.relaxed_dot_i8x16_i7x16_add_s wrong (probe gave ${got.join(', ')}; want ${PROBE_WANT.map((w) => w.join(' or ')).join(', ')})`;
+}
+
+/**
+ * The relaxed dot on the given inputs, run in a memory: inputs at p, p + 16, p + 32, out at p + 48.
+ * @param {WebAssembly.Memory} memory
+ * @param {number} p
+ * @param {() => void} call
+ * @returns {(a: number[], b: number[], c: number[]) => number[]}
+ */
+const inMemory = (memory, p, call) => (a, b, c) => {
+  new Int8Array(memory.buffer, p, 16).set(a);
+  new Uint8Array(memory.buffer, p + 16, 16).set(b);
+  new Int32Array(memory.buffer, p + 32, 4).set(c);
+  call();
+  return [...new Int32Array(memory.buffer, p + 48, 4)];
+};
+
+/**
+ * The relaxed probe run through an instance of the relaxed build (its bq_relaxed_probe export, on
+ * its scratch memory, which it leaves changed): '' when it passes, else why not. Not cached.
+ * @param {WebAssembly.Instance} instance
+ * @returns {string}
+ * @throws {TypeError} when the instance is not of the relaxed build
+ */
+export function relaxedProbeThrough(instance) {
+  const x = /** @type {Record<string, any>} */ (instance.exports);
+  if (typeof x.bq_relaxed_probe !== 'function') throw new TypeError('not an instance of the relaxed build');
+  const p = (x.bq_scratch_base() + 63) & ~63;
+  if (p + 64 > x.memory.buffer.byteLength) x.memory.grow(1);
+  return judgeProbe(inMemory(x.memory, p, () => x.bq_relaxed_probe(p, p + 16, p + 32, p + 48)));
+}
+
+/**
+ * Why this runtime cannot use the relaxed build, or '' when it can: relaxed SIMD must validate and
+ * the relaxed dot must give the exact results the kernels assume (a probe of the instruction the
+ * build uses, run once per realm). Where the probe module cannot be compiled (runtimes that forbid
+ * compiling wasm at run time), an instance of the relaxed build, if given, runs the same probe
+ * through its bq_relaxed_probe export.
+ * @param {WebAssembly.Instance} [instance] an instance of the relaxed build
+ * @returns {string}
+ */
+export function relaxedUnsupported(instance) {
   if (relaxedVerdict !== undefined) return relaxedVerdict;
-  let why = '';
+  if (!WebAssembly.validate(RELAXED_PROBE))
+    return (relaxedVerdict = 'this runtime does not validate WebAssembly relaxed SIMD');
+  let mod;
   try {
-    if (!WebAssembly.validate(RELAXED_PROBE)) why = 'this runtime does not validate WebAssembly relaxed SIMD';
-    else {
-      const inst = new WebAssembly.Instance(new WebAssembly.Module(RELAXED_PROBE), {});
-      const mem = /** @type {WebAssembly.Memory} */ (inst.exports.m).buffer;
-      new Int8Array(mem, 0, 16).set(PROBE_A);
-      new Uint8Array(mem, 16, 16).set(PROBE_B);
-      new Int32Array(mem, 32, 4).set(PROBE_C);
-      /** @type {Function} */ (inst.exports.p)();
-      const got = [...new Int32Array(mem, 48, 4)];
-      if (!got.every((v, i) => PROBE_WANT[i].includes(v)))
-        why = `this runtime computes i32x4.relaxed_dot_i8x16_i7x16_add_s wrong (probe gave ${got.join(', ')}; want ${PROBE_WANT.map((w) => w.join(' or ')).join(', ')})`;
-    }
+    mod = new WebAssembly.Module(RELAXED_PROBE);
   } catch (e) {
-    why = `the relaxed SIMD probe could not run here (${/** @type {Error} */ (e).message})`;
+    if (!instance) return `the relaxed SIMD probe could not be compiled here (${/** @type {Error} */ (e).message})`;
+    return (relaxedVerdict = relaxedProbeThrough(instance));
   }
-  relaxedVerdict = why;
-  return why;
+  const inst = new WebAssembly.Instance(mod, {});
+  const p = /** @type {Function} */ (inst.exports.p);
+  return (relaxedVerdict = judgeProbe(inMemory(/** @type {WebAssembly.Memory} */ (inst.exports.m), 0, () => p())));
 }
 
 /**

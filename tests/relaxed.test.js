@@ -47,6 +47,8 @@ test(
     try { await init({ backend: 'relaxed' }); out.named = 'accepted'; } catch (e) { out.named = e.message; }
     const bytes = (await import('node:fs')).readFileSync('wasm/blockquant-relaxed.wasm');
     try { await init({ module: bytes }); out.given = 'accepted'; } catch (e) { out.given = e.message; }
+    const { instantiate, relaxedProbeThrough } = await import('./js/loader.js');
+    out.through = relaxedProbeThrough(await instantiate(new WebAssembly.Module(bytes)));
     console.log(JSON.stringify(out));`;
     const out = JSON.parse(
       execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', script], {
@@ -58,6 +60,8 @@ test(
     assert.equal(out.auto, 'simd128');
     assert.match(out.named, /backend relaxed requested, but this runtime computes/);
     assert.match(out.given, /the given module is the relaxed build, but this runtime computes/);
+    // The build's own probe export, run in the same wrong implementation, refuses it as well.
+    assert.match(out.through, /computes i32x4\.relaxed_dot_i8x16_i7x16_add_s wrong/);
   },
 );
 
@@ -78,6 +82,7 @@ function assertPage(r, browser) {
   assert.ok(want.length >= 10, `kernels.inc lists ${want.length} RELAXED kernels`);
   assert.equal(r.error, undefined, r.error);
   assert.equal(r.backend, 'relaxed');
+  assert.equal(r.probeThrough, '', "the build's bq_relaxed_probe passes too");
   assert.equal(r.auto, 'relaxed', `${browser} runs relaxed SIMD correctly, so 'auto' picks it`);
   assert.deepEqual([...r.kernels].sort(), [...want].sort());
   assert.deepEqual(r.failures, [], `seed ${SEED}`);

@@ -21,7 +21,7 @@
 #include "../src/kernels.inc"
 BQ_NAMES_SIMD(bq_acc_sum)
 #ifdef BQ_RELAXED
-BQ_EXPORT bq_acc_sum__relaxed
+BQ_EXPORT bq_acc_sum__relaxed BQ_EXPORT bq_relaxed_probe
 #endif
 BQ_EXPORT bq_type_block_size BQ_EXPORT bq_type_size BQ_EXPORT bq_type_vec_dot
 BQ_EXPORT bq_type_dot_step BQ_EXPORT bq_type_sub_block BQ_EXPORT bq_type_flags

@@ -52,5 +52,12 @@ int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rpr
   return 1;
 }
 
+/* out = i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, c) of 16 bytes a and b and 4 i32 c: the probe
+ * js/loader.js runs through the instance where it cannot compile its own probe module (runtimes
+ * that forbid compiling wasm at run time). */
+void bq_relaxed_probe(const void *a, const void *b, const void *c, void *out) {
+  wasm_v128_store(out, bq_rdot(wasm_v128_load(a), wasm_v128_load(b), wasm_v128_load(c)));
+}
+
 /* The relaxed dots keep the SIMD128 dots' 4-lane state. */
 float bq_acc_sum__relaxed(const float *acc) { return bq_acc_sum__simd128(acc); }
