@@ -51,10 +51,25 @@ const MODEL_FORMATS = CODEC.filter((t) => t.blockSize > 1 && t.quantize && !ACTI
 // What stats can try: every format with block statistics; by default the model formats among them.
 const STATS_FORMATS = CODEC.filter((t) => t.stats);
 const STATS_DEFAULT = MODEL_FORMATS.filter((t) => t.stats);
-// What a tensor whose rows are not whole blocks of the target may fall back to: the model formats
-// whose error stats can report (so the legacy and K formats, not the grid or FP4 ones, which trade
-// error for bits differently and some of which need an importance matrix to do well).
-const FALLBACKS = STATS_DEFAULT;
+// Where a tensor whose rows are not whole blocks of the target goes: llama.cpp's fallback for that
+// target (llama-quant.cpp: the super-block types fall back to a 32-value format; when that does not
+// fit either, llama.cpp writes F16 and we keep the float type). Names of formats, checked at start.
+/** @type {Record<string, string>} */
+const FALLBACK_OF = {
+  q2_K: 'iq4_nl',
+  q3_K: 'iq4_nl',
+  iq4_xs: 'iq4_nl',
+  q4_K: 'q5_0',
+  q5_K: 'q5_1',
+  q6_K: 'q8_0',
+  tq1_0: 'q4_0',
+  tq2_0: 'q4_0',
+};
+const FALLBACKS = [...new Set(Object.values(FALLBACK_OF))].map((n) => {
+  const f = CODEC.find((t) => t.name === n && t.quantize);
+  if (!f) throw new Error(`blockquant CLI: fallback format ${n} cannot be quantized by this build`);
+  return f;
+});
 /** The float types quantize and stats take as input. @type {Set<number>} */
 const FLOATS = new Set(CODEC.filter((t) => t.blockSize === 1 && t.dequantize).map((t) => t.id));
 // llama.cpp's general.file_type for a whole model in one format (llama.h, LLAMA_FTYPE_MOSTLY_*;
@@ -118,18 +133,14 @@ function formatIn(name, list) {
 }
 
 /**
- * Where a float tensor whose rows (ne0 values) are not whole blocks of `target` goes: the format
- * of FALLBACKS with the fewest bits per weight above the target's whose blocks fit the rows, or
- * null (the tensor then stays as it is).
+ * Where a float tensor whose rows (ne0 values) are not whole blocks of `target` goes: llama.cpp's
+ * fallback format for the target if its blocks fit the rows, else null (the tensor then stays as
+ * it is).
  * @param {Format} target @param {number} ne0
  */
 function fallbackFor(target, ne0) {
-  /** @type {Format | null} */
-  let best = null;
-  for (const f of FALLBACKS)
-    if (ne0 % f.blockSize === 0 && bitsPerWeight(f) > bitsPerWeight(target))
-      if (!best || bitsPerWeight(f) < bitsPerWeight(best)) best = f;
-  return best;
+  const f = FALLBACKS.find((t) => t.name === FALLBACK_OF[target.name]);
+  return f && ne0 % f.blockSize === 0 ? f : null;
 }
 // ggml's GGML_QNT_VERSION, which llama.cpp's quantizer writes as general.quantization_version.
 const QNT_VERSION = 2;
@@ -196,10 +207,12 @@ format whose blocks do not fit the tensor's rows (ne0) gets a line saying so.
   --keep-1d f32  store 1-D float tensors (norms, biases) as F32
   --force        replace OUT if it exists (never when it is IN, by any name)
 
-Rows that are not whole blocks of T: the tensor becomes the fallback format with the fewest bits
-per weight above T's whose blocks fit its rows, or, when none fits, stays in its float type. Each
-tensor is listed with what it became and why.
-  fallback formats: ${names(FALLBACKS)}
+Rows that are not whole blocks of T: the tensor becomes llama.cpp's fallback format for T when
+its blocks fit the rows, or else stays in its float type. Each tensor is listed with what it became
+and why.
+  fallbacks: ${Object.entries(FALLBACK_OF)
+    .map(([t, f]) => `${t} -> ${f}`)
+    .join(', ')}
 ${blockSizes()}
 general.file_type and general.quantization_version are set as llama.cpp sets them.
 OUT is written under a temporary name beside it (.OUT.<random>.tmp), flushed, then renamed into

@@ -247,10 +247,9 @@ const K_TYPES = ['q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
 // llama.cpp's LLAMA_FTYPE_MOSTLY_* for a model in one K type (llama.h: Q2_K 10, Q3_K_S 11,
 // Q4_K_S 14, Q5_K_S 16, Q6_K 18; one type for every tensor is the _S mix).
 const K_FILE_TYPE = { q2_K: 10, q3_K: 11, q4_K: 14, q5_K: 16, q6_K: 18 };
-// The documented fallback for rows that are not whole 256-blocks: the legacy or K format with the
-// fewest bits per weight above the target's whose blocks fit (bits/w: q4_0 4.5, q4_1 5, q5_0 5.5, q5_1 6,
-// q8_0 8.5; q2_K 2.625, q3_K 3.4375, q4_K 4.5, q5_K 5.5, q6_K 6.5625).
-const K_FALLBACK = { q2_K: 'q4_0', q3_K: 'q4_0', q4_K: 'q4_1', q5_K: 'q5_1', q6_K: 'q8_0' };
+// The documented fallback for rows that are not whole 256-blocks: llama.cpp's (llama-quant.cpp,
+// convert_incompatible_tensor): Q2_K and Q3_K to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0.
+const K_FALLBACK = { q2_K: 'iq4_nl', q3_K: 'iq4_nl', q4_K: 'q5_0', q5_K: 'q5_1', q6_K: 'q8_0' };
 // Relative RMSE bound of a b-bit K type: 2^(1-b) of the signal's RMS (half of a sub-block's range
 // split into 2^b - 1 steps is far above what the rounding leaves on a smooth signal).
 const K_BITS = { q2_K: 2, q3_K: 3, q4_K: 4, q5_K: 5, q6_K: 6 };
@@ -331,8 +330,8 @@ test('quantize --type takes names in any case and documents the fallback', async
   const h = await run('quantize', '--help');
   for (const t of ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', ...K_TYPES]) assert.match(h.out, new RegExp(`\\b${t}\\b`));
   assert.doesNotMatch(h.out, /\bq8_K\b|\bq8_1\b/);
-  assert.match(h.out, /fewest bits\s+per weight above/);
-  assert.match(h.out, /q2_K -> q4_0\b/);
+  assert.match(h.out, /llama\.cpp's fallback format/);
+  for (const [t, f] of Object.entries(K_FALLBACK)) assert.match(h.out, new RegExp(`\\b${t} -> ${f}\\b`));
 });
 
 test('stats --as K types: totals over the whole tensor, worst block and sub-block', async () => {
