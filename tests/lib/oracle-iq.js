@@ -357,14 +357,39 @@ function actBlock(act, b, o) {
 }
 
 /**
+ * What a dot in any other summation order can be judged by: the model's result sum; abs, the sum
+ * of |term| over the finite terms, and exact, their sum, both in doubles; inf, the sign (+1 or -1)
+ * of the infinite terms, 0 if none; nan, whether every order gives NaN (a NaN term, or infinite
+ * terms of both signs).
+ * @typedef {{ sum: number, abs: number, exact: number, inf: number, nan: boolean }} DotSummary
+ */
+
+/** @returns {DotSummary} */
+function summary(sum, terms) {
+  let abs = 0,
+    exact = 0,
+    nan = false,
+    pinf = false,
+    ninf = false;
+  for (const v of terms) {
+    nan ||= Number.isNaN(v);
+    pinf ||= v === Infinity;
+    ninf ||= v === -Infinity;
+    if (Number.isFinite(v)) {
+      abs += Math.abs(v);
+      exact += v;
+    }
+  }
+  return { sum, abs, exact, inf: pinf ? 1 : ninf ? -1 : 0, nan: nan || (pinf && ninf) };
+}
+
+/**
  * ggml_vec_dot_<type>_<q8_0|q8_K>_generic over whole blocks, in its float order (one running
- * float32 sum; IQ4_XS adds one term per 32-element sub-block). Returns the result, sum |term| over
- * the float terms added (to judge other summation orders), and whether any order gives NaN (a NaN
- * term, or infinite terms of both signs).
+ * float32 sum; IQ4_XS adds one term per 32-element sub-block), with its DotSummary.
  * @param {string} type
  * @param {Uint8Array} x blocks of type
  * @param {Uint8Array} y blocks of the activation type (Q8_0 or Q8_K; Q8_K's bsums are unused)
- * @returns {{ sum: number, abs: number, nan: boolean }}
+ * @returns {DotSummary}
  */
 export function dot(type, x, y) {
   const t = TYPES[type];
@@ -396,37 +421,27 @@ export function dot(type, x, y) {
     sumf = f(sumf + term);
     terms.push(term);
   }
-  let abs = 0,
-    nan = false,
-    pinf = false,
-    ninf = false;
-  for (const v of terms) {
-    abs += Math.abs(v);
-    nan ||= Number.isNaN(v);
-    pinf ||= v === Infinity;
-    ninf ||= v === -Infinity;
-  }
-  return { sum: sumf, abs, nan: nan || (pinf && ninf) };
+  return summary(sumf, terms);
 }
 
 /**
  * The f32 dot of a row of blocks with float32 values: dequantize, then sum += w[e] * v[e] in
- * element order, each product and sum rounded to float32. Returns the result and sum |product|.
+ * element order, each product and sum rounded to float32, with its DotSummary over the products.
  * @param {string} type
  * @param {Uint8Array} x
  * @param {Float32Array} v
+ * @returns {DotSummary}
  */
 export function dotF32(type, x, v) {
   const w = dequantize(type, x);
   if (v.length !== w.length) throw new RangeError('oracle-iq: dot operands of different lengths');
-  let sum = 0,
-    abs = 0;
+  let sum = 0;
+  const terms = new Float32Array(w.length);
   for (let i = 0; i < w.length; i++) {
-    const p = f(w[i] * v[i]);
-    sum = f(sum + p);
-    abs += Math.abs(p);
+    terms[i] = f(w[i] * v[i]);
+    sum = f(sum + terms[i]);
   }
-  return { sum, abs };
+  return summary(sum, terms);
 }
 
 export { bitsOf };
