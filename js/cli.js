@@ -210,9 +210,6 @@ format whose blocks do not fit the tensor's rows (ne0) gets a line saying so.
 Rows that are not whole blocks of T: the tensor becomes llama.cpp's fallback format for T when
 its blocks fit the rows, or else stays in its float type. Each tensor is listed with what it became
 and why.
-  fallbacks: ${Object.entries(FALLBACK_OF)
-    .map(([t, f]) => `${t} -> ${f}`)
-    .join(', ')}
 ${blockSizes()}
 general.file_type and general.quantization_version are set as llama.cpp sets them.
 OUT is written under a temporary name beside it (.OUT.<random>.tmp), flushed, then renamed into
