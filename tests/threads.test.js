@@ -1,0 +1,249 @@
+// init({ threads }) (js/threads.js, js/threads-node.js): matvec, matvecs, dequantize and quantize
+// split over workers on one shared memory equal the one-thread SIMD128 codec bit for bit; the
+// one-thread fallback; closing the pool; a worker's failure as a rejection, not a hang.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { CODEC_TYPES, typeInfo, byteLength, init as init1 } from '../js/index-node.js';
+import { init, spawnNode, threadsModuleFile } from '../js/threads-node.js';
+import { Pool, initThreads, splitRange, threadsUnsupported } from '../js/threads.js';
+import { SEED, firstDiff, rng } from './lib/helpers.js';
+
+// The threads build has the SIMD128 kernels: the one-thread reference is the simd128 build.
+const one = await init1({ backend: 'simd128' });
+const MATVEC = CODEC_TYPES.filter((t) => typeInfo(t).matvec).map((t) => typeInfo(t).name);
+const QUANT = CODEC_TYPES.filter((t) => typeInfo(t).quantize).map((t) => typeInfo(t).name);
+console.log(`# threads test, seed ${SEED}`);
+
+/** @param {ArrayLike<number>} a @param {ArrayLike<number>} b @param {string} what */
+function same(a, b, what) {
+  const i = firstDiff(a, b);
+  assert.equal(i, -1, `${what}: first difference at ${i} (${a[i]} vs ${b[i]}), seed ${SEED}`);
+}
+
+/** Weights of a type (quantized from gaussian values, or random finite blocks) and x. */
+function problem(type, rows, cols, seed) {
+  const r = rng(seed);
+  const info = typeInfo(type);
+  const w = new Float32Array(rows * cols).map(() => r.normal());
+  let bytes;
+  if (info.quantize) bytes = one.quantize(type, w);
+  else {
+    // Types without a quantizer: dequantize-safe blocks made by re-quantizing is impossible, so
+    // random bytes with the scale f16 set small and finite (every such type starts with one).
+    bytes = new Uint8Array(byteLength(info.id ?? type, rows * cols)).map(() => (r.next() * 256) | 0);
+    for (let o = 0; o < bytes.length; o += info.typeSize) bytes[o + 1] = 0x30;
+  }
+  return { bytes, x: new Float32Array(cols).map(() => r.normal() * 3) };
+}
+
+for (const n of [2, 3]) {
+  test(`threads ${n}: matvec on handles and bytes equals one thread for every matvec type`, async () => {
+    const bq = await init({ threads: n, minSplitBytes: 0 });
+    try {
+      assert.equal(bq.threads, n);
+      let seed = SEED;
+      for (const t of MATVEC) {
+        const b = Math.max(typeInfo(t).blockSize, 32);
+        // rows below, at and above the thread count; columns past the prepared-activation limits
+        for (const [rows, cols] of [
+          [1, b],
+          [n, 3 * b],
+          [7 * n + 1, b === 256 ? 768 : 4096],
+          [5, b === 256 ? 513 * 256 : 4097 * 32],
+        ]) {
+          const { bytes, x } = problem(t, rows, cols, seed++);
+          for (const exact of [false, true]) {
+            const want = one.matvec(t, bytes, rows, x, { exact });
+            const before = bq.rounds;
+            same(await bq.matvec(t, bytes, rows, x, { exact }), want, `${t} ${rows}x${cols} bytes exact=${exact}`);
+            const W = bq.tensor(t, bytes, rows, cols);
+            same(await bq.matvec(W, x, { exact }), want, `${t} ${rows}x${cols} handle exact=${exact}`);
+            assert.equal(bq.rounds, before + 2, 'both calls ran on the workers');
+            W.dispose();
+          }
+        }
+      }
+    } finally {
+      await bq.close();
+    }
+  });
+
+  test(`threads ${n}: matvecs over mixed types, dequantize and quantize of large inputs equal one thread`, async () => {
+    // A small round, so that large inputs take several rounds.
+    const bq = await init({ threads: n, roundBytes: 1 << 20 });
+    try {
+      const cols = 4096;
+      const types = ['q4_0', 'q8_0', 'q4_K', 'q6_K', 'f16', 'iq4_xs'].filter((t) => MATVEC.includes(t));
+      const ps = types.map((t, i) => problem(t, 97 + i, cols, SEED + 100 + i));
+      const Ws = ps.map((p, i) => bq.tensor(types[i], p.bytes, 97 + i, cols));
+      const ys = await bq.matvecs(Ws, ps[0].x);
+      ys.forEach((y, i) => same(y, one.matvec(types[i], ps[i].bytes, 97 + i, ps[0].x), `matvecs ${types[i]}`));
+      for (const W of Ws) W.dispose();
+      const r = rng(SEED + 7);
+      for (const t of QUANT) {
+        const bs = typeInfo(t).blockSize;
+        const v = new Float32Array(Math.max(bs, 32) * 12347).map(() => r.normal() * 5);
+        const q = await bq.quantize(t, v);
+        same(q, one.quantize(t, v), `quantize ${t}`);
+        same(await bq.dequantize(t, q), one.dequantize(t, q), `dequantize ${t}`);
+        const W = bq.tensor(t, q, 1, v.length);
+        same(await bq.dequantize(W), one.dequantize(t, q), `dequantize(W) ${t}`);
+        W.dispose();
+      }
+      assert.ok(bq.rounds > 3 * QUANT.length, `large inputs ran in several rounds (${bq.rounds})`);
+    } finally {
+      await bq.close();
+    }
+  });
+}
+
+test('concurrent calls run in call order and each gets its own result', async () => {
+  const bq = await init({ threads: 2, minSplitBytes: 0 });
+  try {
+    const ps = [0, 1, 2, 3].map((i) => problem('q4_0', 64, 1024, SEED + 50 + i));
+    const got = await Promise.all(ps.map((p) => bq.matvec('q4_0', p.bytes, 64, p.x)));
+    got.forEach((y, i) => same(y, one.matvec('q4_0', ps[i].bytes, 64, ps[i].x), `call ${i}`));
+  } finally {
+    await bq.close();
+  }
+});
+
+test('errors: bad arguments reject, a disposed or foreign handle is refused', async () => {
+  const bq = await init({ threads: 2 });
+  try {
+    await assert.rejects(bq.matvec('q4_0', new Uint8Array(18), 2, new Float32Array(32)), RangeError);
+    await assert.rejects(bq.quantize('q4_0', new Float32Array(31)), RangeError);
+    await assert.rejects(bq.dequantize('q4_0', new Uint8Array(17)), RangeError);
+    const W = bq.tensor('q4_0', new Uint8Array(18 * 4), 2, 64);
+    W.dispose();
+    await assert.rejects(bq.matvec(W, new Float32Array(64)), /disposed/);
+    const F = one.tensor('q4_0', new Uint8Array(18 * 4), 2, 64);
+    await assert.rejects(bq.matvec(F, new Float32Array(64)), /another blockquant codec/);
+  } finally {
+    await bq.close();
+  }
+});
+
+test('threads 1, or no shared memory: the synchronous codec with threads === 1, no error', async () => {
+  const a = await init({ threads: 1 });
+  assert.equal(a.threads, 1);
+  const { bytes, x } = problem('q4_0', 4, 64, SEED);
+  const y = a.matvec('q4_0', bytes, 4, x);
+  assert.ok(y instanceof Float32Array, 'one thread stays synchronous');
+  const b = await initThreads(4, { module: threadsModuleFile, spawn: null, single: () => init1() });
+  assert.equal(b.threads, 1);
+  assert.ok(b.matvec('q4_0', bytes, 4, x) instanceof Float32Array);
+  const c = await initThreads(2, {
+    module: threadsModuleFile,
+    spawn: () => {
+      throw new Error('no workers here');
+    },
+    single: () => init1(),
+  });
+  assert.equal(c.threads, 1);
+  assert.match(threadsUnsupported({ WebAssembly }), /SharedArrayBuffer/);
+  assert.match(threadsUnsupported({ SharedArrayBuffer, crossOriginIsolated: false, WebAssembly }), /isolated/);
+  assert.equal(threadsUnsupported(), '');
+  await assert.rejects(init({ threads: 0 }), RangeError);
+  await assert.rejects(init({ threads: 1.5 }), RangeError);
+});
+
+test('splitRange covers [0, n) in whole steps, in order, none empty', () => {
+  for (const [n, parts, step] of [
+    [0, 2, 1],
+    [1, 3, 1],
+    [7, 3, 1],
+    [96, 2, 32],
+    [320, 3, 32],
+    [256 * 5, 4, 256],
+  ]) {
+    const r = splitRange(n, parts, step);
+    let at = 0;
+    for (const [s, c] of r) {
+      assert.equal(s, at);
+      assert.ok(c > 0 && c % step === 0);
+      at += c;
+    }
+    assert.equal(at, n);
+    assert.ok(r.length <= parts);
+  }
+});
+
+/** A pool of n Node workers on a fresh shared memory with the threads build's first instance. */
+async function rawPool(n, spawn = spawnNode) {
+  const module = await threadsModuleFile();
+  const memory = new WebAssembly.Memory({ initial: 256 + 16 * n, maximum: 65536, shared: true });
+  const inst = await WebAssembly.instantiate(module, { env: { memory } });
+  const ex = /** @type {any} */ (inst.exports);
+  const blocks = Array.from({ length: n }, (_, i) => {
+    const base = (256 + 16 * i) * 65536; // a MiB each, past the module's data
+    return { stack: base + (256 << 10), tls: base + (256 << 10), scratch: base + (256 << 10) + 64 };
+  });
+  assert.ok(ex.bq_thread_scratch_bytes() + (256 << 10) + 64 <= 16 * 65536);
+  return { pool: await Pool.start(n, spawn, module, memory, blocks), memory };
+}
+
+test('a worker that traps rejects the call (no hang), and the pool keeps serving', async () => {
+  const { pool } = await rawPool(2);
+  try {
+    // dequantize to an address past the end of memory: a trap in worker 1
+    await assert.rejects(
+      pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]], [['bq_q4_0_dequantize', 1 << 20, 0xfffff000, 32]]]),
+      /out of bounds/,
+    );
+    await assert.rejects(pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 31]]]), /status/);
+    await assert.rejects(pool.run([[['no_such_kernel']]]), /no kernel/);
+    await pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]], []]);
+  } finally {
+    pool.close();
+  }
+});
+
+test('a worker that dies rejects the pending and later calls; close() rejects later calls', async () => {
+  /** @type {import('../js/threads.js').WorkerLike[]} */
+  const ws = [];
+  const { pool } = await rawPool(2, () => {
+    const w = spawnNode();
+    ws.push(w);
+    return w;
+  });
+  // a long call (many dequantize calls) on worker 0, and worker 0 stopped under it
+  const long = Array.from(
+    { length: 20000 },
+    () => /** @type {[string, ...number[]]} */ (['bq_q4_0_dequantize', 1 << 20, 2 << 20, 4096]),
+  );
+  const p = pool.run([long, []]);
+  ws[0].terminate();
+  await assert.rejects(p, /worker 0 failed|closed/);
+  await assert.rejects(pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]]]), /worker 0 failed|closed/);
+
+  const bq = await init({ threads: 2, minSplitBytes: 0 });
+  const { bytes, x } = problem('q4_0', 8, 64, SEED);
+  await bq.close();
+  await bq.close();
+  await assert.rejects(bq.matvec('q4_0', bytes, 8, x), /closed/);
+});
+
+/** @param {string} code */
+const runChild = (code) =>
+  new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', code],
+      { cwd: new URL('..', import.meta.url), timeout: 60000 },
+      (err, stdout, stderr) => resolve({ code: err ? (err.code ?? err.signal) : 0, stdout, stderr }),
+    ),
+  );
+
+test('a Node process with a thread pool exits: after close(), and when idle without it', async () => {
+  const body = `import { init } from './js/threads-node.js';
+const bq = await init({ threads: 2, minSplitBytes: 0 });
+const y = await bq.matvec('q8_0', new Uint8Array(34 * 4), 4, new Float32Array(32));
+console.log(bq.threads, y.length);`;
+  for (const code of [`${body}\nawait bq.close();`, body]) {
+    const r = /** @type {{ code: unknown, stdout: string, stderr: string }} */ (await runChild(code));
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), '2 4');
+  }
+});
