@@ -2,15 +2,31 @@
 // from node:worker_threads running js/worker-node.js. See js/threads.js.
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
+import { execArgv } from 'node:process';
 import { initThreads, threadsModuleURL } from './threads.js';
 import { init as initNode } from './index-node.js';
+
+/**
+ * The process's Node options for a worker, without those about the main script (a worker given
+ * --input-type, inherited from `node --input-type=module -e ...`, refuses to start).
+ * @returns {string[]}
+ */
+function workerArgv() {
+  const out = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const a = execArgv[i];
+    if (/^(-e|-p|--eval|--print)$/.test(a)) i++;
+    else if (!/^--(input-type|eval|print)=/.test(a)) out.push(a);
+  }
+  return out;
+}
 
 /**
  * A Node worker_threads worker running js/worker-node.js.
  * @type {import('./threads.js').Spawn}
  */
 export function spawnNode() {
-  const w = new Worker(new URL('./worker-node.js', import.meta.url));
+  const w = new Worker(new URL('./worker-node.js', import.meta.url), { execArgv: workerArgv() });
   return {
     post: (m) => w.postMessage(m),
     onMessage: (f) => w.on('message', f),
