@@ -115,16 +115,18 @@ const EDGE_E8M0 = [0, 1, 2, 3, 25, 26, 127, 128, 129, 200, 254, 255];
 /** Where the scale field sits (fp16 d, or MXFP4's E8M0 byte). */
 const SCALE_AT = { iq4_nl: 0, iq4_xs: 0, mxfp4: -1, tq1_0: 52, tq2_0: 64 };
 
-/** Random blocks with the scale field set to edge values in turn and the rest random, all 0 or all
- * ones; or (finite) with normal, moderate scales so dots stay finite. */
+/** Random blocks with the scale field set to edge values in turn (codes random, all-zero or
+ * all-ones bytes); or (finite) with normal, moderate scales so dots stay finite. */
 function blocks(/** @type {string} */ t, /** @type {number} */ nb, /** @type {any} */ r, finite = false) {
   const { bytes: bs } = M.TYPES[t];
   const b = randomBytes(nb * bs, r);
   const at = SCALE_AT[t];
   for (let i = 0; i < nb; i++) {
     const o = i * bs;
-    if (!finite && i % 3 === 1) b.fill(0, o, o + bs);
-    if (!finite && i % 3 === 2) b.fill(255, o, o + bs);
+    // Each edge scale in turn with random codes, then with all-zero, then all-ones bytes.
+    const codes = Math.floor(i / (at < 0 ? EDGE_E8M0 : EDGE_HALVES).length) % 3;
+    if (!finite && codes === 1) b.fill(0, o, o + bs);
+    if (!finite && codes === 2) b.fill(255, o, o + bs);
     if (at < 0) b[o] = finite ? 100 + ((r.next() * 40) | 0) : EDGE_E8M0[i % EDGE_E8M0.length];
     else {
       const h = finite ? 0x1c00 + ((r.next() * 0x1000) | 0) : EDGE_HALVES[i % EDGE_HALVES.length];
@@ -133,6 +135,18 @@ function blocks(/** @type {string} */ t, /** @type {number} */ nb, /** @type {an
     }
   }
   return b;
+}
+
+/** Gaussian values with, per 256, a large value early and a NaN late (position varying). */
+function nanLate(/** @type {number} */ n, /** @type {any} */ r) {
+  const x = gaussian(n, r);
+  const at = [241, 250, 255, 245, 200, 17];
+  for (let k = 0; k < Math.floor(n / 256); k++) {
+    x[256 * k + (k % 7)] = 40 * (k % 2 ? -1 : 1);
+    x[256 * k + 240 + (k % 3)] = -25;
+    x[256 * k + at[k % at.length]] = NaN;
+  }
+  return x;
 }
 
 /** Activations: the simple and K-quant models' Q8_0/Q8_K of x (not the code under test). */
@@ -204,6 +218,10 @@ for (const t of TYPES) {
       const sets = [
         ['gaussian', gaussian(n, r)],
         ['edge', edgeInputs(n / 32, r.seed + nb)],
+        // A NaN late in each 256 values, after a large value: ggml's MAX() in TQ1_0/TQ2_0 restarts
+        // at the NaN, so earlier values exceed d and their trits leave 0..2 (wrapping in TQ1_0's
+        // uint8 packing, the qh bytes included).
+        ['NaN after a large value', nanLate(n, r)],
         // Uniform random bit patterns: every exponent, NaN payloads aside (NaN -> the default NaN).
         ['random bits', new Float32Array(randomBytes(4 * n, r).buffer).map((v) => (Number.isNaN(v) ? NaN : v))],
       ];
