@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { init, GGMLType, simdSupported, knownTypes, CODEC_TYPES, typeInfo } from '../js/index.js';
 import * as oracle from './lib/oracle.js';
 import * as oracleK from './lib/oracle-k.js';
+import * as oracleIQ from './lib/oracle-iq.js';
 import {
   ALL_TYPES,
   BACKEND,
@@ -156,15 +157,13 @@ test('matvec rows equal dots: quantized activations by default, f32 with exact',
 test('NaN and Inf inputs follow ggml through the API', () => {
   const x = edgeInputs(32, SEED); // 1024 values: whole blocks of every type
   for (const t of ALL_TYPES) {
-    // IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0 have no JS model yet: ggml's edge vectors
-    // (tests/fixtures/golden-iq4/edge) check them natively (make test-native-golden).
-    if (['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'].includes(t)) continue;
-    // The K-quants have their own independent model (tests/lib/oracle-k.js).
-    const k = t in oracleK.TYPE_SIZE;
-    const want = k ? (t === 'q8_K' ? oracleK.quantizeQ8K(x) : oracleK.quantize(t, x)) : oracle.quantize(t, x);
+    // The K-quants (tests/lib/oracle-k.js) and IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0
+    // (tests/lib/oracle-iq.js) have their own independent models.
+    const model = t in oracleIQ.TYPES ? oracleIQ : t in oracleK.TYPE_SIZE ? oracleK : oracle;
+    const want = t === 'q8_K' ? oracleK.quantizeQ8K(x) : model.quantize(t, x);
     const q = bq.quantize(t, x);
     assert.equal(firstDiff(q, want), -1, `${t} quantize`);
-    const dq = k ? oracleK.dequantize(t, q) : oracle.dequantize(t, q);
+    const dq = model.dequantize(t, q);
     assert.equal(firstDiff(bq.dequantize(t, q), dq), -1, `${t} dequantize`);
   }
   // Spelled out for Q8_0 (x86 ggml): in an all-NaN block MAX() keeps NaN, so d is NaN (0x7E00) and
