@@ -113,6 +113,71 @@ function blocks(t, nb, r, kind) {
   return b;
 }
 
+// Q4_K (144 bytes: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles) and Q8_K
+// (292 bytes: f32 d, 256 codes, 16 i16 sums of 16 codes), as ggml lays them out.
+const K = { q4_K: 144, q8_K: 292 };
+
+/** Scale j and min j (0..7) of the Q4_K block at o. */
+function q4kScale(b, o, j) {
+  const s = (i) => b[o + 4 + i];
+  return j < 4
+    ? [s(j) & 63, s(j + 4) & 63]
+    : [(s(j + 4) & 15) | ((s(j - 4) >> 6) << 4), (s(j + 4) >> 4) | ((s(j) >> 6) << 4)];
+}
+
+/** Random Q4_K or Q8_K blocks, kinds as blocks(); Q8_K sums are the codes' sums unless 'any'. */
+function blocksK(t, nb, r, kind) {
+  const b = new Uint8Array(nb * K[t]);
+  for (let i = 0; i < b.length; i++) b[i] = (r() * 256) | 0;
+  const dv = new DataView(b.buffer);
+  for (let i = 0; i < nb; i++) {
+    const o = i * K[t];
+    const edge = [0x00, 0xff, 0x80, 0x7f][(r() * 4) | 0];
+    if (t === 'q4_K') {
+      if (kind !== 'any')
+        for (const f of [0, 2])
+          dv.setUint16(o + f, (((r() * 2) | 0) << 15) | ((1 + ((r() * 20) | 0)) << 10) | ((r() * 1024) | 0), true);
+      if (kind === 'edge') b.fill(edge, o + 16, o + 144);
+    } else {
+      if (kind !== 'any') dv.setFloat32(o, (r() - 0.5) * 2 ** (((r() * 20) | 0) - 10), true);
+      if (kind === 'edge') b.fill(edge, o + 4, o + 260);
+      if (kind !== 'any')
+        for (let g = 0; g < 16; g++) {
+          let sum = 0;
+          for (let j = 0; j < 16; j++) sum += (b[o + 4 + 16 * g + j] << 24) >> 24;
+          dv.setInt16(o + 260 + 2 * g, sum, true);
+        }
+    }
+  }
+  return b;
+}
+
+/** sum over super-blocks of |terms| of ggml's Q4_K . Q8_K dot: per sub-block j,
+ * |d yd sc_j sum(q a)| and |dmin yd m_j (its two Q8_K sums)|. */
+function absTermsK(w, x, nb) {
+  const dw = new DataView(w.buffer, w.byteOffset),
+    dx = new DataView(x.buffer, x.byteOffset);
+  let s = 0;
+  for (let i = 0; i < nb; i++) {
+    const o = i * 144,
+      ox = i * 292;
+    const d = half(dw.getUint16(o, true)),
+      dmin = half(dw.getUint16(o + 2, true)),
+      yd = dx.getFloat32(ox, true);
+    for (let j = 0; j < 8; j++) {
+      const [sc, m] = q4kScale(w, o, j);
+      let sumi = 0;
+      for (let e = 32 * j; e < 32 * j + 32; e++) {
+        const q = (w[o + 16 + 32 * Math.floor(e / 64) + (e % 32)] >> (e % 64 < 32 ? 0 : 4)) & 15;
+        sumi += q * dx.getInt8(ox + 4 + e);
+      }
+      const bs = dx.getInt16(ox + 260 + 4 * j, true) + dx.getInt16(ox + 262 + 4 * j, true);
+      s += Math.abs(d * yd * sc * sumi) + Math.abs(dmin * yd * m * bs);
+    }
+  }
+  return s;
+}
+
 const sameBits = (a, b) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
 
 async function check() {
@@ -145,22 +210,25 @@ async function check() {
   let checks = 0;
   const r = rng(SEED);
   for (const name of kernels) {
-    const [, t, op, t2] = /^bq_(q[0-9]_[0-9])_(dot|matvec)_(q8_[01])__relaxed$/.exec(name) ?? [];
+    const [, t, op, t2] = /^bq_(q[0-9]_[0-9K])_(dot|matvec)_(q8_[01K])__relaxed$/.exec(name) ?? [];
     if (!t) {
       failures.push(`${name}: not a kernel this page knows`);
       continue;
     }
     const base_ = name.slice(0, -'__relaxed'.length);
-    for (const nb of [1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 130, 4097]) {
+    const isK = t.endsWith('K');
+    for (const nb of isK ? [1, 2, 3, 4, 5, 9, 33, 600] : [1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 130, 4097]) {
       for (const kind of nb > 200 ? ['finite'] : ['finite', 'edge', 'any']) {
         top = base;
         const rows = op === 'matvec' ? (nb > 200 ? 3 : 1 + ((r() * 5) | 0)) : 1;
-        const w = blocks(t, nb * rows, r, kind),
-          x = blocks(t2, nb, r, kind === 'edge' ? 'edge' : kind);
+        const w = isK ? blocksK(t, nb * rows, r, kind) : blocks(t, nb * rows, r, kind),
+          x = isK ? blocksK(t2, nb, r, kind) : blocks(t2, nb, r, kind);
         const wp = put(w),
           xp = put(x),
-          n = nb * 32;
-        const rowBytes = nb * LAYOUT[t].size;
+          n = nb * (isK ? 256 : 32);
+        const rowBytes = nb * (isK ? K[t] : LAYOUT[t].size);
+        /** @param {Uint8Array} wr */
+        const bound = (wr) => 1e-5 * (isK ? absTermsK(wr, x, nb) : absTerms(t, t2, wr, x, nb));
         const what = `${name} blocks=${nb} rows=${rows} ${kind} seed=${SEED}`;
         if (op === 'dot') {
           const got = dot(name, wp, xp, n),
@@ -168,9 +236,8 @@ async function check() {
             ref = dot(`${base_}__ref`, wp, xp, n);
           checks++;
           if (!sameBits(got, simd)) failures.push(`${what}: ${got} != simd128 ${simd}`);
-          const bound = 1e-5 * absTerms(t, t2, w, x, nb);
-          if (kind !== 'any' && !(Math.abs(got - ref) <= bound))
-            failures.push(`${what}: ${got} vs ref ${ref}, bound ${bound}`);
+          const b = bound(w);
+          if (kind !== 'any' && !(Math.abs(got - ref) <= b)) failures.push(`${what}: ${got} vs ref ${ref}, bound ${b}`);
         } else {
           const yp = alloc(4 * rows),
             ys = alloc(4 * rows),
@@ -190,9 +257,9 @@ async function check() {
             if (!sameBits(got[row], d)) failures.push(`${what} row ${row}: ${got[row]} != its relaxed dot ${d}`);
             if (!sameBits(got[row], simd[row]))
               failures.push(`${what} row ${row}: ${got[row]} != simd128 ${simd[row]}`);
-            const bound = 1e-5 * absTerms(t, t2, w.subarray(row * rowBytes), x, nb);
-            if (kind !== 'any' && !(Math.abs(got[row] - ref[row]) <= bound))
-              failures.push(`${what} row ${row}: ${got[row]} vs ref ${ref[row]}, bound ${bound}`);
+            const b = bound(w.subarray(row * rowBytes));
+            if (kind !== 'any' && !(Math.abs(got[row] - ref[row]) <= b))
+              failures.push(`${what} row ${row}: ${got[row]} vs ref ${ref[row]}, bound ${b}`);
           }
         }
         if (failures.length > 20) break;

@@ -1,0 +1,43 @@
+/* The SIMD128 Q4_K kernels, plus the Q4_K . Q8_K dot and matvec on relaxed dots: the nibbles
+ * (0..15) are the 7-bit operand, the Q8_K codes the signed one, read as bytes straight from the
+ * blocks (no prepared i16 activations). The sub-block integer lanes are exact, and the float terms
+ * are simd128/kq45.h's, so results are the SIMD128 kernels' bits. */
+#include "../simd128/q4_K.c"
+
+#include "relaxed.h"
+
+/* Sub-block 2s: low nibbles of qs[32s..32s+31] against codes 64s..64s+31; 2s+1: high nibbles
+ * against codes 64s+32..64s+63. */
+BQ_KQ_INLINE v128_t rterms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act, float yd,
+                           const uint8_t *bsums) {
+  (void)c;
+  v128_t P[8];
+  const uint8_t *a = (const uint8_t *)act.q;
+  for (int s = 0; s < 4; s++) {
+    const v128_t q0 = wasm_v128_load(p + XQS + 32 * s), q1 = wasm_v128_load(p + XQS + 32 * s + 16);
+    P[2 * s] = bq_rdot_u7x32(wasm_v128_and(q0, k->nib), wasm_v128_and(q1, k->nib), a + 64 * s);
+    P[2 * s + 1] = bq_rdot_u7x32(bq_hi4(k, q0), bq_hi4(k, q1), a + 64 * s + 32);
+  }
+  return bq_kq_terms(P, bq_kq_scales(p + XSC), bsums, bq_h2f_fast(bq_rd16(p + XD)) * yd,
+                     bq_h2f_fast(bq_rd16(p + XDM)) * yd);
+}
+
+BQ_DOT_PROTO(q4_K, q8_K, __relaxed) {
+  if (n % QK_K) return BQ_EINVAL;
+  bq_kq_dot(x, y, n / QK_K, XS, acc, rterms);
+  return BQ_OK;
+}
+
+/* Each row summed as bq_kq_dot sums it, so y[r] is that row's relaxed dot. */
+BQ_MATVEC_PROTO(q4_K, q8_K, __relaxed) {
+  if (cols % QK_K) return BQ_EINVAL;
+  const size_t nb = cols / QK_K;
+  const uint8_t *wr = w;
+  for (size_t r = 0; r < rows; r++) {
+    float acc[BQ_ACC_LANES] = {0};
+    bq_kq_dot(wr, x, nb, XS, acc, rterms);
+    y[r] = bq_acc_sum__simd128(acc);
+    wr += nb * XS;
+  }
+  return BQ_OK;
+}
