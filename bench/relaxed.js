@@ -1,18 +1,19 @@
 // The relaxed build beside simd128 in headless Chromium (make bench): the Q4_0 . Q8_0 matvec at
-// 4096 columns (ROWS rows, default 1024 and 4096), median ms per call, the ratio simd128 / relaxed,
-// and the ratio to the relaxed build's own SIMD128 kernel (same compiler, so the relaxed dot alone).
+// 4096 columns (ROWS rows, default 1024 and 4096) and the Q4_K . Q8_K one (1024 rows); median ms
+// per call, the ratio simd128 / relaxed, and the ratio to the relaxed build's own SIMD128 kernel
+// (same compiler, so the relaxed dot alone).
 // Runs tests/relaxed/page.js with ?bench=1; the two builds' outputs must be the same bits.
 import { runPage } from '../tests/relaxed/run.js';
 
 const rowsList = process.env.ROWS ? [Number(process.env.ROWS)] : [1024, 4096];
-for (const rows of rowsList) {
-  const r = await runPage(`?bench=1&rows=${rows}`);
+for (const [fmt, rows] of [...rowsList.map((n) => ['q4_0', n]), ['q4_K', 1024]]) {
+  const r = await runPage(`?bench=1&fmt=${fmt}&rows=${rows}`);
   if (r.error || !r.sameOutput || r.relaxed?.backend !== 'relaxed') {
     console.error('relaxed bench failed:', JSON.stringify(r));
     process.exit(1);
   }
   console.log(
-    `q4_0 . q8_0 matvec ${rows}x${r.cols} in Chromium: relaxed ${r.relaxed.ms.toFixed(3)} ms, ` +
+    `${r.pair} ${rows}x${r.cols} in Chromium: relaxed ${r.relaxed.ms.toFixed(3)} ms, ` +
       `simd128 ${r.simd128.ms.toFixed(3)} ms (${r.ratio.toFixed(2)}x); ` +
       `the relaxed build's SIMD128 kernel ${r.relaxedBuildSimd128.ms.toFixed(3)} ms (${r.ratioSameBuild.toFixed(2)}x)`,
   );

@@ -279,16 +279,19 @@ async function bench() {
   const cols = 4096,
     rows = Number(params.get('rows') ?? 1024);
   const r = rng(SEED);
-  const w = blocks('q4_0', (rows * cols) / 32, r, 'finite'),
-    x = blocks('q8_0', cols / 32, r, 'finite');
+  // ?fmt=q4_K: the Q4_K . Q8_K matvec instead.
+  const isK = params.get('fmt') === 'q4_K',
+    pair = isK ? 'q4_K_matvec_q8_K' : 'q4_0_matvec_q8_0';
+  const w = isK ? blocksK('q4_K', (rows * cols) / 256, r, 'finite') : blocks('q4_0', (rows * cols) / 32, r, 'finite'),
+    x = isK ? blocksK('q8_K', cols / 256, r, 'finite') : blocks('q8_0', cols / 32, r, 'finite');
   /** @type {Record<string, { backend: string, run: () => void, y: () => Float32Array, times: number[] }>} */
   const b = {};
   // The relaxed build's own SIMD128 kernel too: same compiler as the relaxed kernel, so the ratio
   // to it isolates the relaxed dot from the compilers' differences (clang 19 vs emcc's clang).
   for (const [key, backend, fn] of [
-    ['relaxed', 'relaxed', 'bq_q4_0_matvec_q8_0'],
-    ['simd128', 'simd128', 'bq_q4_0_matvec_q8_0'],
-    ['relaxedBuildSimd128', 'relaxed', 'bq_q4_0_matvec_q8_0__simd128'],
+    ['relaxed', 'relaxed', `bq_${pair}`],
+    ['simd128', 'simd128', `bq_${pair}`],
+    ['relaxedBuildSimd128', 'relaxed', `bq_${pair}__simd128`],
   ]) {
     const bq = await init({ backend });
     const X = /** @type {Record<string, any>} */ (bq.exports);
@@ -328,6 +331,7 @@ async function bench() {
     ys = b.simd128.y();
   const same = yr.every((v, i) => Object.is(v, ys[i]));
   return {
+    pair,
     rows,
     cols,
     relaxed: { backend: b.relaxed.backend, ms: med(b.relaxed.times) },
