@@ -31,9 +31,24 @@ export async function runPage(query) {
     const page = await context.newPage();
     /** @type {string[]} */
     const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    // A page that fails to load (a module that does not link, a script error) reports no result:
+    // stop at its first error instead of waiting out the timeout.
+    /** @type {(e: Error) => void} */
+    let failed = () => {};
+    const failure = new Promise((_, reject) => (failed = reject));
+    failure.catch(() => {}); // (an error after the result is not a rejection nobody handles)
+    page.on('pageerror', (e) => {
+      errors.push(e.message);
+      failed(new Error(`page error: ${e.message}`));
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'error') failed(new Error(`console error: ${m.text()}`));
+    });
     await page.goto(`http://127.0.0.1:${port}/tests/relaxed/index.html${query}`);
-    await page.waitForFunction(() => /** @type {any} */ (window).result !== undefined, null, { timeout: 300000 });
+    await Promise.race([
+      failure,
+      page.waitForFunction(() => /** @type {any} */ (window).result !== undefined, null, { timeout: 300000 }),
+    ]);
     const result = await page.evaluate(() => /** @type {any} */ (window).result);
     return { ...result, pageErrors: errors };
   } finally {
