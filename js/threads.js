@@ -19,6 +19,7 @@
 import { GGMLType, typeId, typeInfo, byteLength } from './types.js';
 import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
+import { CTL, kernelNames } from './worker-core.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -37,6 +38,12 @@ const MIN_SPLIT_BYTES = 64 << 10;
  * @property {number} [roundBytes] a threaded dequantize or quantize copies at most this many bytes
  *   of input and output through shared memory per round (default 32 MiB)
  */
+
+/**
+ * Atomics.waitAsync where the runtime has it (ES2024; not in this project's type library).
+ * @type {((a: Int32Array, index: number, value: number) => { async: boolean, value: Promise<string> | string }) | undefined}
+ */
+const waitAsync = /** @type {any} */ (Atomics).waitAsync;
 
 /** @param {number} n */
 const align = (n) => Math.ceil(n / ALIGN) * ALIGN;
@@ -82,6 +89,21 @@ export class Pool {
   #next = 1;
   /** @type {Error | null} set once a worker fails or the pool is closed; every later run rejects */
   #dead = null;
+  /** Rejects when the pool dies (a worker failed, or close()): every Atomics round races it. */
+  /** @type {Promise<never>} */
+  #death;
+  /** @type {(e: Error) => void} */
+  #die = () => {};
+  /** The Atomics protocol (js/worker-core.js): each worker's control block, or none (messages). */
+  /** @type {{ i32: Int32Array, u32: Uint32Array, seq: number }[] | null} */
+  #ctl = null;
+  /** @type {Map<string, number>} kernel name -> index, for the Atomics protocol */
+  #index = new Map();
+
+  constructor() {
+    this.#death = new Promise((_, reject) => (this.#die = reject));
+    this.#death.catch(() => undefined);
+  }
 
   /**
    * Starts n workers and initialises each with its own stack, TLS and scratch block.
@@ -89,12 +111,23 @@ export class Pool {
    * @param {Spawn} spawn
    * @param {WebAssembly.Module} module the threads build
    * @param {WebAssembly.Memory} memory the shared memory the main instance uses
-   * @param {{ stack: number, tls: number, scratch: number }[]} blocks one per worker, in memory
+   * @param {{ stack: number, tls: number, scratch: number, ctl: number }[]} blocks one per worker, in
+   *   memory; ctl: a control block of CTL.BYTES for the Atomics protocol, used where
+   *   Atomics.waitAsync exists (0: messages)
    * @returns {Promise<Pool>}
    * @throws {Error} when a worker cannot start or initialise (the others are stopped)
    */
   static async start(n, spawn, module, memory, blocks) {
     const pool = new Pool();
+    const atomics = typeof waitAsync === 'function' && blocks.every((b) => b.ctl > 0);
+    if (atomics) {
+      kernelNames(module).forEach((name, i) => pool.#index.set(name, i));
+      pool.#ctl = blocks.map((b) => {
+        const i32 = new Int32Array(memory.buffer, b.ctl, CTL.BYTES / 4);
+        i32.fill(0);
+        return { i32, u32: new Uint32Array(memory.buffer, b.ctl, CTL.BYTES / 4), seq: 0 };
+      });
+    }
     try {
       await Promise.all(
         Array.from({ length: n }, (_, i) => {
@@ -121,7 +154,7 @@ export class Pool {
               }
               pool.#fail(new Error(`blockquant worker ${i} failed: ${e.message}`, { cause: e }));
             });
-            w.post({ type: 'init', module, memory, ...blocks[i] });
+            w.post({ type: 'init', module, memory, ...blocks[i], ctl: atomics ? blocks[i].ctl : 0 });
           });
         }),
       );
@@ -153,6 +186,7 @@ export class Pool {
   #fail(e) {
     if (this.#dead) return;
     this.#dead = e;
+    this.#die(e);
     for (const p of this.#pending.values()) p.reject(e);
     this.#pending.clear();
     this.close();
@@ -173,14 +207,79 @@ export class Pool {
     if (this.#dead) throw this.#dead;
     /** @type {Promise<void>[]} */
     const done = [];
-    calls.forEach((list, i) => {
-      if (!list.length) return;
-      const id = this.#next++;
-      const w = this.#workers[i];
-      w.ref?.();
-      done.push(new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject })));
-      w.post({ type: 'run', id, calls: list });
-    });
+    if (this.#ctl) {
+      // Jobs longer than a control block go in several rounds.
+      const room = CTL.BYTES / 4 - CTL.JOB;
+      const cut = calls.map((list) => {
+        let used = 0,
+          c = 0;
+        while (c < list.length && used + list[c].length + 1 <= room) used += list[c++].length + 1;
+        return c;
+      });
+      if (calls.some((list, i) => cut[i] < list.length)) {
+        if (cut.some((c, i) => c === 0 && calls[i].length))
+          throw new Error('blockquant: a kernel call too long for the control block');
+        await this.run(calls.map((list, i) => list.slice(0, cut[i])));
+        return this.run(calls.map((list, i) => list.slice(cut[i])));
+      }
+      calls.forEach((list, i) => {
+        if (list.length) done.push(this.#post(i, list));
+      });
+    } else
+      calls.forEach((list, i) => {
+        if (!list.length) return;
+        const id = this.#next++;
+        const w = this.#workers[i];
+        w.ref?.();
+        done.push(new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject })));
+        w.post({ type: 'run', id, calls: list });
+      });
+    try {
+      await this.#settle(done);
+    } finally {
+      if (this.#pending.size === 0) this.#idle();
+    }
+  }
+
+  /**
+   * Writes a job into worker i's control block and wakes it; resolves when it is done.
+   * @param {number} i
+   * @param {KernelCall[]} list
+   * @returns {Promise<void>}
+   */
+  async #post(i, list) {
+    const c = /** @type {{ i32: Int32Array, u32: Uint32Array, seq: number }[]} */ (this.#ctl)[i];
+    this.#workers[i].ref?.();
+    let p = CTL.JOB;
+    for (const [name, ...args] of list) {
+      const k = this.#index.get(name);
+      if (k === undefined) throw new Error(`blockquant worker: no kernel ${name}`);
+      c.u32[p] = k;
+      c.u32[p + 1] = args.length;
+      c.u32.set(args, p + 2);
+      p += 2 + args.length;
+    }
+    c.i32[CTL.NCALLS] = list.length;
+    const seq = ++c.seq;
+    Atomics.store(c.i32, CTL.SEQ, seq);
+    Atomics.notify(c.i32, CTL.SEQ);
+    const w = /** @type {NonNullable<typeof waitAsync>} */ (waitAsync)(c.i32, CTL.DONE, seq - 1);
+    if (w.async) await Promise.race([w.value, this.#death]);
+    if (this.#dead) throw this.#dead;
+    if (c.i32[CTL.DONE] !== seq) throw new Error('blockquant: a worker answered out of turn');
+    if (c.i32[CTL.STATUS] !== 0) {
+      // A copy: TextDecoder takes no views of shared memory.
+      const bytes = new Uint8Array(c.i32[CTL.MSGLEN]);
+      bytes.set(new Uint8Array(c.i32.buffer, c.i32.byteOffset + CTL.MSG * 4, bytes.length));
+      throw new Error(new TextDecoder().decode(bytes));
+    }
+  }
+
+  /**
+   * Waits for every promise; then throws the first failure.
+   * @param {Promise<void>[]} done
+   */
+  async #settle(done) {
     // All settled before any error is reported: no worker may still write into memory the next
     // call reuses.
     const results = await Promise.allSettled(done);
@@ -191,6 +290,7 @@ export class Pool {
   /** Stops the workers; pending and later runs reject. Idempotent. */
   close() {
     if (!this.#dead) this.#dead = new Error('blockquant: the worker pool was closed');
+    this.#die(this.#dead);
     for (const p of this.#pending.values()) p.reject(this.#dead);
     this.#pending.clear();
     for (const w of this.#workers) w.terminate();
@@ -715,11 +815,12 @@ export async function initThreads(n, env) {
   const held = [];
   const blocks = [];
   for (let i = 0; i < n; i++) {
-    const size = STACK_BYTES + tlsBytes + scratchBytes;
+    const size = STACK_BYTES + tlsBytes + scratchBytes + CTL.BYTES;
     const t = codec.tensor(GGMLType.F32, new Uint8Array(size), 1, size / 4);
     held.push(t);
     const base = t.byteOffset;
-    blocks.push({ stack: base + STACK_BYTES, tls: base + STACK_BYTES, scratch: base + STACK_BYTES + tlsBytes });
+    const scratch = base + STACK_BYTES + tlsBytes;
+    blocks.push({ stack: base + STACK_BYTES, tls: base + STACK_BYTES, scratch, ctl: scratch + scratchBytes });
   }
   let pool;
   try {

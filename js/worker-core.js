@@ -2,19 +2,102 @@
 // pool's shared memory, running the kernel calls it is sent. Shared by the browser entry
 // (js/worker.js) and the Node one (js/worker-node.js); no runtime-specific code here.
 //
-// Protocol (structured-clone messages):
-//   in:  { type: 'init', module, memory, stack, tls, scratch }   out: { type: 'ready' }
-//   in:  { type: 'run', id, calls: [name, ...args][] }           out: { type: 'done', id }
-//   any failure (a trap, a kernel status other than 0):          out: { type: 'error', id, message }
+// Start (structured-clone messages):
+//   in:  { type: 'init', module, memory, stack, tls, scratch, ctl }   out: { type: 'ready' }
 // init places this instance's stack (its top address), TLS block and kernel scratch block, all
 // allocated by the pool in the shared memory; the kernels' static data was written once by the
 // main thread's instance (wasm-ld's __wasm_init_memory runs only in the first instance).
+//
+// Then the calls come one of two ways:
+// - ctl = 0, messages:
+//     in:  { type: 'run', id, calls: [name, ...args][] }   out: { type: 'done', id }
+//     a failure (a trap, a kernel status other than 0):    out: { type: 'error', id, message }
+// - ctl = the address of this worker's control block (CTL below), where the runtime has
+//   Atomics.waitAsync for the main thread: the worker sleeps in Atomics.wait on the block's SEQ
+//   word, runs the calls written in the block, writes STATUS (and the message of a failure) and
+//   stores SEQ into DONE with a notify. No message per call: a round trip is a futex wake each way.
+
+/** The control block of the Atomics protocol: i32 word indexes, and its size in bytes. */
+export const CTL = Object.freeze({
+  SEQ: 0, // round number, written by the main thread
+  DONE: 1, // the last round finished, written by the worker
+  STATUS: 2, // 0 ok, 1 failed
+  MSGLEN: 3, // bytes of the failure message at MSG
+  NCALLS: 4, // calls in the job at JOB
+  MSG: 16, // word index of up to MSG_BYTES of UTF-8
+  MSG_BYTES: 1024,
+  JOB: 16 + 256, // word index of the calls: [kernel index, argc, ...args] each
+  BYTES: 8192,
+});
 
 /**
- * @typedef {{ type: 'init', module: WebAssembly.Module, memory: WebAssembly.Memory, stack: number, tls: number, scratch: number }
+ * @typedef {{ type: 'init', module: WebAssembly.Module, memory: WebAssembly.Memory, stack: number, tls: number,
+ *   scratch: number, ctl: number }
  *   | { type: 'run', id: number, calls: [string, ...number[]][] }} WorkerRequest
  * @typedef {{ type: 'ready' } | { type: 'done', id: number } | { type: 'error', id: number, message: string }} WorkerReply
  */
+
+/**
+ * The kernel names of a build in a fixed order (its function exports), so that a call can name
+ * its kernel by index.
+ * @param {WebAssembly.Module} module
+ * @returns {string[]}
+ */
+export function kernelNames(module) {
+  return WebAssembly.Module.exports(module)
+    .filter((e) => e.kind === 'function')
+    .map((e) => e.name);
+}
+
+/**
+ * @param {Record<string, any>} k
+ * @param {string} name
+ * @param {number[]} args
+ */
+function call(k, name, args) {
+  const fn = k[name];
+  if (typeof fn !== 'function') throw new Error(`blockquant worker: no kernel ${name}`);
+  const status = fn(...args);
+  if (status !== 0) throw new Error(`blockquant kernel ${name} failed (status ${status})`);
+}
+
+/**
+ * Runs the calls the main thread writes into the control block at ctl, forever (until the worker
+ * is terminated).
+ * @param {Record<string, any>} k
+ * @param {string[]} names
+ * @param {WebAssembly.Memory} memory
+ * @param {number} ctl
+ */
+function loop(k, names, memory, ctl) {
+  const i32 = new Int32Array(memory.buffer, ctl, CTL.BYTES / 4);
+  const u32 = new Uint32Array(memory.buffer, ctl, CTL.BYTES / 4);
+  const enc = new TextEncoder();
+  // The block was zeroed before init; reading SEQ here instead would skip a round posted between
+  // the ready message and this line, and the main thread would wait for it forever.
+  let seen = 0;
+  for (;;) {
+    Atomics.wait(i32, CTL.SEQ, seen);
+    seen = Atomics.load(i32, CTL.SEQ);
+    let status = 0;
+    try {
+      for (let c = 0, p = CTL.JOB, n = i32[CTL.NCALLS]; c < n; c++) {
+        const name = names[u32[p]],
+          argc = u32[p + 1];
+        call(k, name, Array.from(u32.subarray(p + 2, p + 2 + argc)));
+        p += 2 + argc;
+      }
+    } catch (e) {
+      status = 1;
+      const msg = enc.encode(`${/** @type {Error} */ (e)?.message ?? e}`).slice(0, CTL.MSG_BYTES);
+      new Uint8Array(memory.buffer, ctl + CTL.MSG * 4, msg.length).set(msg);
+      i32[CTL.MSGLEN] = msg.length;
+    }
+    i32[CTL.STATUS] = status;
+    Atomics.store(i32, CTL.DONE, seen);
+    Atomics.notify(i32, CTL.DONE);
+  }
+}
 
 /**
  * Serves requests until the worker is terminated.
@@ -22,7 +105,7 @@
  * @param {(handler: (request: WorkerRequest) => void) => void} listen registers the request handler
  */
 export function serve(post, listen) {
-  /** @type {Record<string, Function> | null} */
+  /** @type {Record<string, any> | null} */
   let k = null;
   listen((req) => {
     const id = req.type === 'run' ? req.id : -1;
@@ -35,15 +118,11 @@ export function serve(post, listen) {
         ex.bq_thread_scratch_init(req.scratch);
         k = ex;
         post({ type: 'ready' });
+        if (req.ctl) loop(ex, kernelNames(req.module), req.memory, req.ctl);
         return;
       }
       if (!k) throw new Error('blockquant worker: run before init');
-      for (const [name, ...args] of req.calls) {
-        const fn = k[name];
-        if (typeof fn !== 'function') throw new Error(`blockquant worker: no kernel ${name}`);
-        const status = fn(...args);
-        if (status !== 0) throw new Error(`blockquant kernel ${name} failed (status ${status})`);
-      }
+      for (const [name, ...args] of req.calls) call(k, name, args);
       post({ type: 'done', id });
     } catch (e) {
       post({ type: 'error', id, message: `${/** @type {Error} */ (e)?.message ?? e}` });

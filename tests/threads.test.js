@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { CODEC_TYPES, typeInfo, byteLength, init as init1 } from '../js/index-node.js';
 import { init, spawnNode, threadsModuleFile } from '../js/threads-node.js';
 import { Pool, initThreads, splitRange, threadsUnsupported } from '../js/threads.js';
+import { CTL } from '../js/worker-core.js';
 import { SEED, firstDiff, rng } from './lib/helpers.js';
 
 // The threads build has the SIMD128 kernels: the one-thread reference is the simd128 build.
@@ -170,60 +171,73 @@ test('splitRange covers [0, n) in whole steps, in order, none empty', () => {
   }
 });
 
-/** A pool of n Node workers on a fresh shared memory with the threads build's first instance. */
-async function rawPool(n, spawn = spawnNode) {
+/**
+ * A pool of n Node workers on a fresh shared memory with the threads build's first instance,
+ * using the Atomics protocol (control blocks) or messages.
+ */
+async function rawPool(n, atomics, spawn = spawnNode) {
   const module = await threadsModuleFile();
   const memory = new WebAssembly.Memory({ initial: 256 + 16 * n, maximum: 65536, shared: true });
   const inst = await WebAssembly.instantiate(module, { env: { memory } });
   const ex = /** @type {any} */ (inst.exports);
   const blocks = Array.from({ length: n }, (_, i) => {
     const base = (256 + 16 * i) * 65536; // a MiB each, past the module's data
-    return { stack: base + (256 << 10), tls: base + (256 << 10), scratch: base + (256 << 10) + 64 };
+    const ctl = atomics ? base + 16 * 65536 - CTL.BYTES : 0;
+    return { stack: base + (256 << 10), tls: base + (256 << 10), scratch: base + (256 << 10) + 64, ctl };
   });
-  assert.ok(ex.bq_thread_scratch_bytes() + (256 << 10) + 64 <= 16 * 65536);
+  assert.ok(ex.bq_thread_scratch_bytes() + (256 << 10) + 64 + CTL.BYTES <= 16 * 65536);
   return { pool: await Pool.start(n, spawn, module, memory, blocks), memory };
 }
 
-test('a worker that traps rejects the call (no hang), and the pool keeps serving', async () => {
-  const { pool } = await rawPool(2);
-  try {
-    // dequantize to an address past the end of memory: a trap in worker 1
-    await assert.rejects(
-      pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]], [['bq_q4_0_dequantize', 1 << 20, 0xfffff000, 32]]]),
-      /out of bounds/,
-    );
-    await assert.rejects(pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 31]]]), /status/);
-    await assert.rejects(pool.run([[['no_such_kernel']]]), /no kernel/);
-    await pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]], []]);
-  } finally {
-    pool.close();
-  }
-});
-
-test('a worker that dies rejects the pending and later calls; close() rejects later calls', async () => {
-  /** @type {import('../js/threads.js').WorkerLike[]} */
-  const ws = [];
-  const { pool } = await rawPool(2, () => {
-    const w = spawnNode();
-    ws.push(w);
-    return w;
+// Both protocols: Atomics (where Atomics.waitAsync exists, as in Node) and messages (elsewhere).
+for (const mode of ['atomics', 'messages']) {
+  test(`${mode}: a worker that traps rejects the call (no hang), and the pool keeps serving`, async () => {
+    const { pool } = await rawPool(2, mode === 'atomics');
+    try {
+      // dequantize to an address past the end of memory: a trap in worker 1
+      await assert.rejects(
+        pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]], [['bq_q4_0_dequantize', 1 << 20, 0xfffff000, 32]]]),
+        /out of bounds/,
+      );
+      await assert.rejects(pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 31]]]), /status/);
+      await assert.rejects(pool.run([[['no_such_kernel']]]), /no kernel/);
+      await pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]], []]);
+      // more calls than a control block holds go in several rounds
+      const many = Array.from(
+        { length: 3000 },
+        (_, c) => /** @type {[string, ...number[]]} */ (['bq_q4_0_dequantize', 1 << 20, (2 << 20) + c * 128, 32]),
+      );
+      await pool.run([many, many.slice(0, 5)]);
+    } finally {
+      pool.close();
+    }
   });
-  // a long call (many dequantize calls) on worker 0, and worker 0 stopped under it
-  const long = Array.from(
-    { length: 20000 },
-    () => /** @type {[string, ...number[]]} */ (['bq_q4_0_dequantize', 1 << 20, 2 << 20, 4096]),
-  );
-  const p = pool.run([long, []]);
-  ws[0].terminate();
-  await assert.rejects(p, /worker 0 failed|closed/);
-  await assert.rejects(pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]]]), /worker 0 failed|closed/);
 
-  const bq = await init({ threads: 2, minSplitBytes: 0 });
-  const { bytes, x } = problem('q4_0', 8, 64, SEED);
-  await bq.close();
-  await bq.close();
-  await assert.rejects(bq.matvec('q4_0', bytes, 8, x), /closed/);
-});
+  test(`${mode}: a worker that dies rejects the pending and later calls; close() rejects later calls`, async () => {
+    /** @type {import('../js/threads.js').WorkerLike[]} */
+    const ws = [];
+    const { pool } = await rawPool(2, mode === 'atomics', () => {
+      const w = spawnNode();
+      ws.push(w);
+      return w;
+    });
+    // a long call (many dequantize calls) on worker 0, and worker 0 stopped under it
+    const long = Array.from(
+      { length: 20000 },
+      () => /** @type {[string, ...number[]]} */ (['bq_q4_0_dequantize', 1 << 20, 2 << 20, 4096]),
+    );
+    const p = pool.run([long, []]);
+    ws[0].terminate();
+    await assert.rejects(p, /worker 0 failed|closed/);
+    await assert.rejects(pool.run([[['bq_q4_0_dequantize', 1 << 20, 2 << 20, 32]]]), /worker 0 failed|closed/);
+
+    const bq = await init({ threads: 2, minSplitBytes: 0 });
+    const { bytes, x } = problem('q4_0', 8, 64, SEED);
+    await bq.close();
+    await bq.close();
+    await assert.rejects(bq.matvec('q4_0', bytes, 8, x), /closed/);
+  });
+}
 
 /** @param {string} code */
 const runChild = (code) =>
