@@ -161,7 +161,7 @@ typecheck: dev-deps ## tsc --checkJs over js/
 	./node_modules/.bin/tsc -p tsconfig.json
 
 fmt: dev-deps ## Format the sources: clang-format (C), prettier (JS, HTML, CSS)
-	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h tests/native/*.c tests/native/*.h
+	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h src/relaxed/*.c src/relaxed/*.h tests/native/*.c tests/native/*.h
 	./node_modules/.bin/prettier --log-level warn --write "js/**/*.js" "tests/**/*.{js,mjs}" "bench/**/*.js" \
 	  "demo/**/*.{js,html,css}" "tools/**/*.mjs"
 
@@ -173,8 +173,9 @@ demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (POR
 demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED)
 	$(NODE) demo/make-sample.js
 
-bench: all bench/out/ceiling.wasm | dev-deps ## Benchmark: writes bench/out/latest.json, prints ratios and the download size
+bench: all bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the relaxed build in Chromium, and the download size
 	$(NODE) bench/bench.js
+	$(NODE) bench/relaxed.js
 	$(NODE) bench/size.js
 
 bench/out/ceiling.wasm: bench/ceiling.c | deps

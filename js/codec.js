@@ -102,7 +102,7 @@ export class Codec {
 
   /**
    * @param {WebAssembly.Instance} instance a blockquant build
-   * @param {'simd128' | 'scalar'} backend
+   * @param {import('./loader.js').Backend} backend
    * @param {number} stagingBytes the staging budget in bytes
    */
   constructor(instance, backend, stagingBytes) {

@@ -55,5 +55,5 @@ export async function initWith(options, bundled) {
   const why = got === 'relaxed' ? relaxedUnsupported(instance) : '';
   if (why) throw new Error(`the given module is the relaxed build, but ${why}; use the simd128 build`);
   // (Codec's JSDoc names only 'simd128' | 'scalar'; it should take loader.js's Backend.)
-  return new Codec(instance, /** @type {any} */ (got), staging);
+  return new Codec(instance, got, staging);
 }
