@@ -12,16 +12,25 @@ import { blockFields, typeInfo } from '../js/types.js';
  * bits*floor((i%(G*P))/G); so ggml's split nibbles (Q4_0: G=16), K-quant nibbles (G=32), 2-bit and
  * 1-bit planes and plain bytes (bits=8) are one rule. A 'lin' part is byte i+add at a fixed shift
  * (Q2_K and the packed 6-bit scales of Q4_K/Q5_K). `at`: where the bits go in the result; `from`:
- * the part's first byte inside the field.
- * @typedef {{ kind: 'plane' | 'lin', field: string, bits: number, group: number, add: number,
+ * the part's first byte inside the field. A 'trit' part (TQ1_0) is base-3 digit n of a byte: for
+ * i' = i - add, byte from + i' mod group, n = floor(i'/group), digit ((byte * 3^n) mod 256) * 3 >> 8.
+ * @typedef {{ kind: 'plane' | 'lin' | 'trit', field: string, bits: number, group: number, add: number,
  *   shift: number, at: number, from: number }} Part
  * @typedef {{ upTo: number, parts: Part[] }} Case  the parts for indices below upTo
  * @typedef {{ cases: Case[], signed: boolean, offset: number }} Values
  *   the decoded integer: (signed ? as int of its bit width : unsigned) + offset
  * @typedef {{ code: Values, sub: number, sc: Values | null, m: Values | null, d: string,
- *   min: string | null, minSign: number }} Layout
- *   x = (d * sc_j) * q + minSign * (min * m_j), q = code; sc_j = 1 and m_j = 1 without sub-blocks
+ *   min: string | null, minSign: number, lut?: string, e8m0?: boolean }} Layout
+ *   x = (d * sc_j) * q + minSign * (min * m_j), q = code, or q = LUTS[lut][code] with a lut (the
+ *   non-linear IQ4 and FP4 codebooks); sc_j = 1 and m_j = 1 without sub-blocks; e8m0: field d is
+ *   one byte e meaning 2^(e-128) (MXFP4's E8M0 scale, halved because its codebook holds 2 x E2M1)
  */
+
+/** The non-linear codebooks (ggml's kvalues_iq4nl and kvalues_mxfp4): code -> integer multiplier. */
+export const LUTS = Object.freeze({
+  kvalues_iq4nl: Object.freeze([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]),
+  kvalues_mxfp4: Object.freeze([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12]),
+});
 
 /** @returns {Part} */
 const plane = (field, bits, group, { at = 0, from = 0 } = {}) => ({
@@ -36,6 +45,8 @@ const plane = (field, bits, group, { at = 0, from = 0 } = {}) => ({
 });
 /** @returns {Part} */
 const lin = (field, add, shift, bits, at = 0) => ({ kind: 'lin', field, bits, group: 1, add, shift, at, from: 0 });
+/** @returns {Part} */
+const trit = (field, group, from, base) => ({ kind: 'trit', field, bits: 2, group, add: base, shift: 0, at: 0, from });
 /** @returns {Values} */
 const vals = (parts, offset = 0, signed = false, upTo = Infinity) => ({
   cases: [{ upTo, parts }],
@@ -125,10 +136,312 @@ const LAYOUT = {
     minSign: 0,
   },
   q8_K: { code: vals([plane('qs', 8, 1)], 0, true), sub: 0, sc: null, m: null, d: 'd', min: null, minSign: 0 },
+  iq4_nl: {
+    code: vals([plane('qs', 4, 16)]),
+    sub: 0,
+    sc: null,
+    m: null,
+    d: 'd',
+    min: null,
+    minSign: 0,
+    lut: 'kvalues_iq4nl',
+  },
+  // ls_j = (scales_l nibble j) | (2 bits j of the u16 scales_h) << 4, minus 32
+  iq4_xs: {
+    code: vals([plane('qs', 4, 16)]),
+    sub: 32,
+    sc: vals([plane('scales_l', 4, 1), plane('scales_h', 2, 1, { at: 4 })], -32),
+    m: null,
+    d: 'd',
+    min: null,
+    minSign: 0,
+    lut: 'kvalues_iq4nl',
+  },
+  mxfp4: {
+    code: vals([plane('qs', 4, 16)]),
+    sub: 0,
+    sc: null,
+    m: null,
+    d: 'e',
+    min: null,
+    minSign: 0,
+    lut: 'kvalues_mxfp4',
+    e8m0: true,
+  },
+  // Trits: 5 per qs byte for the first 240 elements (32 bytes x 5, then 16 bytes x 5), 4 per qh byte.
+  tq1_0: {
+    code: {
+      cases: [
+        { upTo: 160, parts: [trit('qs', 32, 0, 0)] },
+        { upTo: 240, parts: [trit('qs', 16, 32, 160)] },
+        { upTo: 256, parts: [trit('qh', 4, 0, 240)] },
+      ],
+      signed: false,
+      offset: -1,
+    },
+    sub: 0,
+    sc: null,
+    m: null,
+    d: 'd',
+    min: null,
+    minSign: 0,
+  },
+  tq2_0: { code: vals([plane('qs', 2, 32)], -1), sub: 0, sc: null, m: null, d: 'd', min: null, minSign: 0 },
+};
+
+// ---- the grid formats (IQ2_XXS ... IQ1_M) ----
+// Their elements come 8 (IQ3: 4) at a time from a row of a grid table, chosen by an index of 8 to
+// 11 bits assembled from several fields, with 8 sign bits per 8 elements (IQ1: signed grid bytes and
+// a ±1/8 shift instead) and a small integer scale s per sub-block: db = (D * (a + b*s)) * c, then
+// x = ±(db * grid byte) or x = db * (grid byte + delta). Each accessor returns the integer and the
+// fields it was read from; ggml's float order is in decodeBlock.
+
+/** @param {Uint8Array} b @param {number} o */
+const u16 = (b, o) => b[o] | (b[o + 1] << 8);
+/** @param {Uint8Array} b @param {number} o */
+const u32 = (b, o) => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
+/** ksigns_iq2xs: a 7-bit index and its parity as bit 7 (an even number of negatives). @param {number} i */
+const ksigns = (i) => {
+  let p = 0;
+  for (let v = i; v; v >>= 1) p ^= v & 1;
+  return i | (p << 7);
+};
+/** @param {number} lo @param {number} n */
+const bitsText = (lo, n) => (n === 1 ? `bit ${lo}` : `bits ${lo}…${lo + n - 1}`);
+
+/**
+ * @typedef {{ v: number, where: string }} Read
+ * @typedef {{ table: string, width: number, sub: number, db: [number, number, number],
+ *   range: [number, number], dBits?: (b: Uint8Array, o: number) => number,
+ *   index: (b: Uint8Array, o: number, k: number) => Read, sign: ((b: Uint8Array, o: number, g: number) => Read) | null,
+ *   delta: ((b: Uint8Array, o: number, g: number) => Read) | null, scale: (b: Uint8Array, o: number, j: number) => Read,
+ *   text: string[] }} GridLayout
+ *   index k: entry of grid row k (elements width*k ...); sign and delta g: 8 elements 8g ...;
+ *   scale j: sub elements sub*j ...; range: the smallest and largest signed grid value q_e
+ */
+
+/** IQ2_XS and IQ2_S: a 4-bit scale per 16 elements, two per byte of `scales` at byte at. @param {number} at */
+const nibbleScale = (at) => (/** @type {Uint8Array} */ b, /** @type {number} */ o, /** @type {number} */ j) => ({
+  v: (b[o + at + (j >> 1)] >> (4 * (j & 1))) & 15,
+  where: `scales[${j >> 1}].${j & 1 ? '4-7' : '0-3'}`,
+});
+const IQ2_DB = /** @type {[number, number, number]} */ ([0.5, 1, 0.25]);
+const DB_TEXT = (/** @type {string} */ t) =>
+  `x_e = ±(db_j · ${t}[i_k][e mod 8]), sign bit e mod 8 of s_g;  db_j = (d · (0.5 + s_j)) · 0.25`;
+
+/** @type {Record<string, GridLayout>} */
+const GRID = {
+  iq2_xxs: {
+    table: 'iq2xxs_grid',
+    width: 8,
+    sub: 32,
+    db: IQ2_DB,
+    range: [-43, 43],
+    index: (b, o, k) => ({ v: b[o + 2 + 8 * (k >> 2) + (k & 3)], where: `grid${k >> 2}[${k & 3}]` }),
+    sign: (b, o, g) => {
+      const i = (u32(b, o + 6 + 8 * (g >> 2)) >>> (7 * (g & 3))) & 127;
+      return { v: ksigns(i), where: `ksigns[sas${g >> 2} ${bitsText(7 * (g & 3), 7)} = ${i}]` };
+    },
+    delta: null,
+    scale: (b, o, j) => ({ v: u32(b, o + 6 + 8 * j) >>> 28, where: `sas${j} bits 28…31` }),
+    text: [
+      DB_TEXT('iq2xxs_grid'),
+      'k = g = ⌊e/8⌋, j = ⌊e/32⌋;  i_k = grid{j}[k mod 4];  s_g = ksigns[(sas{j} >> 7·(g mod 4)) & 127];  s_j = sas{j} >> 28',
+    ],
+  },
+  iq2_xs: {
+    table: 'iq2xs_grid',
+    width: 8,
+    sub: 16,
+    db: IQ2_DB,
+    range: [-43, 43],
+    index: (b, o, k) => ({ v: u16(b, o + 2 + 2 * k) & 511, where: `qs[${k}] bits 0…8` }),
+    sign: (b, o, g) => {
+      const i = u16(b, o + 2 + 2 * g) >> 9;
+      return { v: ksigns(i), where: `ksigns[qs[${g}] bits 9…15 = ${i}]` };
+    },
+    delta: null,
+    scale: nibbleScale(66),
+    text: [
+      DB_TEXT('iq2xs_grid'),
+      'k = g = ⌊e/8⌋, j = ⌊e/16⌋;  i_k = qs[k] & 511;  s_g = ksigns[qs[g] >> 9];  s_j = (scales[⌊j/2⌋] >> 4·(j mod 2)) & 15',
+    ],
+  },
+  iq2_s: {
+    table: 'iq2s_grid',
+    width: 8,
+    sub: 16,
+    db: IQ2_DB,
+    range: [-43, 43],
+    index: (b, o, k) => {
+      const s = 2 * (k & 3);
+      return {
+        v: b[o + 2 + k] | (((b[o + 66 + (k >> 2)] >> s) & 3) << 8),
+        where: `qs[${k}] | qh[${k >> 2}].${s}-${s + 1} << 8`,
+      };
+    },
+    sign: (b, o, g) => ({ v: b[o + 34 + g], where: `signs[${g}]` }),
+    delta: null,
+    scale: nibbleScale(74),
+    text: [
+      DB_TEXT('iq2s_grid'),
+      'k = g = ⌊e/8⌋, j = ⌊e/16⌋;  i_k = qs[k] | ((qh[⌊k/4⌋] >> 2·(k mod 4)) & 3) << 8;  s_g = signs[g];  s_j = (scales[⌊j/2⌋] >> 4·(j mod 2)) & 15',
+    ],
+  },
+  iq3_xxs: {
+    table: 'iq3xxs_grid',
+    width: 4,
+    sub: 32,
+    db: [0.5, 1, 0.5],
+    range: [-62, 62],
+    index: (b, o, k) => ({ v: b[o + 2 + k], where: `qs[${k}]` }),
+    sign: (b, o, g) => {
+      const i = (u32(b, o + 66 + 4 * (g >> 2)) >>> (7 * (g & 3))) & 127;
+      return { v: ksigns(i), where: `ksigns[sas[${g >> 2}] ${bitsText(7 * (g & 3), 7)} = ${i}]` };
+    },
+    delta: null,
+    scale: (b, o, j) => ({ v: u32(b, o + 66 + 4 * j) >>> 28, where: `sas[${j}] bits 28…31` }),
+    text: [
+      'x_e = ±(db_j · iq3xxs_grid[i_k][e mod 4]), sign bit e mod 8 of s_g;  db_j = (d · (0.5 + s_j)) · 0.5',
+      'k = ⌊e/4⌋, g = ⌊e/8⌋, j = ⌊e/32⌋;  i_k = qs[k];  s_g = ksigns[(sas[j] >> 7·(g mod 4)) & 127];  s_j = sas[j] >> 28',
+    ],
+  },
+  iq3_s: {
+    table: 'iq3s_grid',
+    width: 4,
+    sub: 32,
+    db: [1, 2, 1],
+    range: [-15, 15],
+    index: (b, o, k) => ({
+      v: b[o + 2 + k] | (((b[o + 66 + (k >> 3)] >> (k & 7)) & 1) << 8),
+      where: `qs[${k}] | qh[${k >> 3}].${k & 7} << 8`,
+    }),
+    sign: (b, o, g) => ({ v: b[o + 74 + g], where: `signs[${g}]` }),
+    delta: null,
+    scale: (b, o, j) => ({
+      v: (b[o + 106 + (j >> 1)] >> (4 * (j & 1))) & 15,
+      where: `scales[${j >> 1}].${j & 1 ? '4-7' : '0-3'}`,
+    }),
+    text: [
+      'x_e = ±(db_j · iq3s_grid[i_k][e mod 4]), sign bit e mod 8 of s_g;  db_j = d · (1 + 2·s_j)',
+      'k = ⌊e/4⌋, g = ⌊e/8⌋, j = ⌊e/32⌋;  i_k = qs[k] | ((qh[⌊k/8⌋] >> (k mod 8)) & 1) << 8;  s_g = signs[g];  s_j = (scales[⌊j/2⌋] >> 4·(j mod 2)) & 15',
+    ],
+  },
+  iq1_s: {
+    table: 'iq1s_grid',
+    width: 8,
+    sub: 32,
+    db: [1, 2, 1],
+    range: [-1, 1],
+    index: (b, o, k) => {
+      const h = u16(b, o + 34 + 2 * (k >> 2)),
+        s = 3 * (k & 3);
+      return { v: b[o + 2 + k] | (((h >> s) & 7) << 8), where: `qs[${k}] | qh[${k >> 2}] ${bitsText(s, 3)} << 8` };
+    },
+    sign: null,
+    delta: (b, o, g) => ({ v: u16(b, o + 34 + 2 * (g >> 2)) >> 15, where: `qh[${g >> 2}] bit 15` }),
+    scale: (b, o, j) => ({ v: (u16(b, o + 34 + 2 * j) >> 12) & 7, where: `qh[${j}] bits 12…14` }),
+    text: [
+      'x_e = db_j · (iq1s_grid[i_k][e mod 8] + δ_g), δ_g = −1/8 if its bit is set else +1/8;  db_j = d · (2·s_j + 1)',
+      'k = g = ⌊e/8⌋, j = ⌊e/32⌋;  i_k = qs[k] | ((qh[j] >> 3·(k mod 4)) & 7) << 8;  δ bit = qh[j] bit 15;  s_j = (qh[j] >> 12) & 7',
+    ],
+  },
+  iq1_m: {
+    table: 'iq1s_grid',
+    width: 8,
+    sub: 16,
+    db: [1, 2, 1],
+    range: [-1, 1],
+    dBits: (b, o) => {
+      const w = (/** @type {number} */ i) => u16(b, o + 48 + 2 * i);
+      return (w(0) >> 12) | ((w(1) >> 8) & 0xf0) | ((w(2) >> 4) & 0xf00) | (w(3) & 0xf000);
+    },
+    index: (b, o, k) => {
+      const q = 32 + 2 * (k >> 2) + ((k & 3) >> 1),
+        s = 4 * (k & 1);
+      return { v: b[o + k] | (((b[o + q] >> s) & 7) << 8), where: `qs[${k}] | qh[${q - 32}].${s}-${s + 2} << 8` };
+    },
+    sign: null,
+    delta: (b, o, g) => {
+      const q = 32 + 2 * (g >> 2) + ((g & 3) >> 1),
+        s = 4 * (g & 1) + 3;
+      return { v: (b[o + q] >> s) & 1, where: `qh[${q - 32}].${s}` };
+    },
+    scale: (b, o, j) => {
+      const ib = j >> 1,
+        s = 6 * (ib & 1) + 3 * (j & 1);
+      return { v: (u16(b, o + 48 + 2 * (ib >> 1)) >> s) & 7, where: `scales[${ib >> 1}] ${bitsText(s, 3)}` };
+    },
+    text: [
+      'x_e = db_j · (iq1s_grid[i_k][e mod 8] + δ_g), δ_g = −1/8 if its bit is set else +1/8;  db_j = d · (2·s_j + 1)',
+      'd = binary16 of the top nibbles of the u16 words scales[0…3] (scales[0] >> 12 | …);  k = g = ⌊e/8⌋, j = ⌊e/16⌋',
+      'i_k = qs[k] | (qh nibble k & 7) << 8, qh nibble k = qh[⌊k/2⌋] >> 4·(k mod 2);  δ bit = bit 3 of that nibble;  s_j = (scales[⌊j/4⌋] >> (6·(⌊j/2⌋ mod 2) + 3·(j mod 2))) & 7',
+    ],
+  },
 };
 
 /** The formats with a layout description: the block formats the demo can take apart. */
-export const LAYOUT_FORMATS = Object.freeze(Object.keys(LAYOUT));
+export const LAYOUT_FORMATS = Object.freeze([...Object.keys(LAYOUT), ...Object.keys(GRID)]);
+
+/** The grid table a format reads ('iq2xxs_grid'), or null for the other formats. @param {string} format */
+export const gridOf = (format) => GRID[typeInfo(format).name]?.table ?? null;
+
+/**
+ * What the demo's per-tensor pass needs to know of a format: sub-block scales per block (ns), mins
+ * or not, and the code histogram's range (the smallest code and how many codes).
+ * @param {string} format
+ * @returns {{ ns: number, mins: boolean, codeLo: number, codeCount: number } | null} null without a layout
+ */
+export function partsInfo(format) {
+  const name = typeInfo(format).name,
+    { blockSize } = typeInfo(name);
+  const g = GRID[name];
+  if (g) return { ns: blockSize / g.sub, mins: false, codeLo: g.range[0], codeCount: g.range[1] - g.range[0] + 1 };
+  const c = layoutOf(name);
+  if (!c) return null;
+  const w = c.code.width;
+  const lo = c.code.offset - (c.code.signed ? 2 ** (w - 1) : 0);
+  return { ns: c.sc ? c.sc.n : 0, mins: !!c.m, codeLo: lo, codeCount: 2 ** w };
+}
+
+/**
+ * Codes, sub-block scales and mins of the block at byte o of b, into the given arrays (the fast
+ * path of decodeBlock, for whole tensors).
+ * @param {string} format
+ * @param {Uint8Array} b
+ * @param {number} o
+ * @param {Record<string, Int8Array> | null} grids the grid tables (demo/grids.js), for the grid formats
+ * @param {Int32Array} codes blockSize codes
+ * @param {Int32Array | null} sc
+ * @param {Int32Array | null} m
+ */
+export function decodeParts(format, b, o, grids, codes, sc, m) {
+  const name = typeInfo(format).name;
+  const g = GRID[name];
+  if (g) {
+    const T = gridTable(g, grids);
+    for (let e = 0; e < codes.length; e++) codes[e] = gridCode(g, T, b, o, e);
+    if (sc) for (let j = 0; j < sc.length; j++) sc[j] = g.scale(b, o, j).v;
+    return;
+  }
+  const c = /** @type {NonNullable<ReturnType<typeof layoutOf>>} */ (layoutOf(name));
+  decodeInts(c.code, b, o, codes);
+  if (sc && c.sc) decodeInts(c.sc, b, o, sc);
+  if (m && c.m) decodeInts(c.m, b, o, m);
+}
+
+/** @param {GridLayout} g @param {Record<string, Int8Array> | null} grids */
+function gridTable(g, grids) {
+  const T = grids?.[g.table];
+  if (!T) throw new Error(`the ${g.table} table is needed to take these blocks apart (gridTables in demo/grids.js)`);
+  return T;
+}
+
+/** Element e's signed grid value. @param {GridLayout} g @param {Int8Array} T @param {Uint8Array} b @param {number} o @param {number} e */
+function gridCode(g, T, b, o, e) {
+  const v = T[g.index(b, o, Math.floor(e / g.width)).v * g.width + (e % g.width)];
+  return g.sign && (g.sign(b, o, e >> 3).v >> (e & 7)) & 1 ? -v : v;
+}
 
 /**
  * Byte (within the field) and shift of value i of a part.
@@ -137,6 +450,8 @@ export const LAYOUT_FORMATS = Object.freeze(Object.keys(LAYOUT));
  */
 function locate(p, i) {
   if (p.kind === 'lin') return { byte: i + p.add, shift: p.shift };
+  if (p.kind === 'trit')
+    return { byte: p.from + ((i - p.add) % p.group), shift: 0, n: Math.floor((i - p.add) / p.group) };
   const per = 8 / p.bits,
     g = p.group;
   return { byte: p.from + g * Math.floor(i / (g * per)) + (i % g), shift: p.bits * Math.floor((i % (g * per)) / g) };
@@ -146,7 +461,7 @@ function locate(p, i) {
  * A compiled decoder for one Values description over n indices: for each index, each part's
  * absolute byte offset in the block, shift, mask and position.
  * @typedef {{ n: number, width: number, signed: boolean, offset: number,
- *   src: { field: string, byte: number, shift: number, bits: number, at: number }[][] }} Compiled
+ *   src: { field: string, byte: number, shift: number, bits: number, at: number, trit: number }[][] }} Compiled
  * @param {string} format
  * @param {Values} v
  * @param {number} n
@@ -162,10 +477,10 @@ function compile(format, v, n) {
     src.push(
       c.parts.map((p) => {
         const f = fields.find((x) => x.name === p.field);
-        const { byte, shift } = locate(p, i);
-        if (!f || byte < 0 || byte >= f.size || shift + p.bits > 8)
+        const { byte, shift, n = -1 } = /** @type {{ byte: number, shift: number, n?: number }} */ (locate(p, i));
+        if (!f || byte < 0 || byte >= f.size || shift + p.bits > 8 || n > 4)
           throw new Error(`${format}: layout part ${p.field}[${byte}] >> ${shift} lies outside the block's fields`);
-        return { field: p.field, byte: f.offset + byte, shift, bits: p.bits, at: p.at };
+        return { field: p.field, byte: f.offset + byte, shift, bits: p.bits, at: p.at, trit: n };
       }),
     );
   }
@@ -209,11 +524,15 @@ export function decodeInts(c, b, o = 0, out = new Int32Array(c.n)) {
   const sign = c.signed ? 32 - c.width : 0;
   for (let i = 0; i < c.n; i++) {
     let v = 0;
-    for (const s of c.src[i]) v |= ((b[o + s.byte] >> s.shift) & ((1 << s.bits) - 1)) << s.at;
+    for (const s of c.src[i])
+      v |= (s.trit < 0 ? (b[o + s.byte] >> s.shift) & ((1 << s.bits) - 1) : tritOf(b[o + s.byte], s.trit)) << s.at;
     out[i] = (sign ? (v << sign) >> sign : v) + c.offset;
   }
   return out;
 }
+
+/** Base-3 digit n (0 = most significant) of a TQ1_0 byte, as ggml extracts it. @param {number} x @param {number} n */
+const tritOf = (x, n) => (((x * 3 ** n) & 255) * 3) >> 8;
 
 /** The value of binary16 bits (NaN for any NaN). @param {number} h */
 export function halfToFloat(h) {
@@ -234,6 +553,11 @@ export function scalarFields(format, b, o = 0) {
   /** @type {Record<string, number>} */
   const r = {};
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const name = typeInfo(format).name;
+  const l = LAYOUT[name];
+  if (l?.e8m0) r[l.d] = 2 ** (b[o + fieldOffset(name, l.d)] - 128);
+  const g = GRID[name];
+  if (g?.dBits) r.d = halfToFloat(g.dBits(b, o));
   for (const f of blockFields(format) ?? []) {
     if (f.kind === 'f16' && f.size === 2) r[f.name] = halfToFloat(dv.getUint16(o + f.offset, true));
     if (f.kind === 'f32' && f.size === 4) r[f.name] = dv.getFloat32(o + f.offset, true);
@@ -244,11 +568,17 @@ export function scalarFields(format, b, o = 0) {
 /**
  * A block taken apart: its scalar fields, its sub-blocks' integer scales and mins, every
  * element's code, sub-block and where its bits are, and its value recomputed from the fields in
- * ggml's float order (f32, one rounding per operation).
+ * ggml's float order (f32, one rounding per operation). For the grid formats the codes are the
+ * signed grid values, sc the sub-block scales s_j, and where() names the grid row and sign bit.
  * @param {string} format
  * @param {Uint8Array} b one block's bytes
+ * @param {Record<string, Int8Array> | null} [grids] the grid tables (gridTables in demo/grids.js);
+ *   needed for the grid formats only
+ * @throws {Error} for a format without a layout description, or a grid format without grids
  */
-export function decodeBlock(format, b) {
+export function decodeBlock(format, b, grids = null) {
+  const gl = GRID[typeInfo(format).name];
+  if (gl) return decodeGridBlock(format, gl, b, gridTable(gl, grids));
   const c = layoutOf(format);
   if (!c) throw new Error(`the demo has no layout description of ${format}`);
   const l = c.layout;
@@ -259,14 +589,20 @@ export function decodeBlock(format, b) {
   const f = Math.fround;
   const D = scalars[l.d],
     M = l.min ? scalars[l.min] : 0;
+  const lut = l.lut ? LUTS[/** @type {keyof typeof LUTS} */ (l.lut)] : null;
   const values = new Float32Array(codes.length);
   for (let e = 0; e < codes.length; e++) {
     const j = l.sub ? Math.floor(e / l.sub) : 0;
-    const x = f(f(D * (sc ? sc[j] : 1)) * codes[e]);
+    const x = f(f(D * (sc ? sc[j] : 1)) * (lut ? lut[codes[e]] : codes[e]));
     values[e] = l.min ? f(x + l.minSign * f(M * (m ? m[j] : 1))) : x;
   }
   const where = (/** @type {Compiled} */ k, /** @type {number} */ i) =>
-    k.src[i].map((s) => `${s.field}[${s.byte - fieldOffset(format, s.field)}]${bitRange(s.shift, s.bits)}`).join(' ');
+    k.src[i]
+      .map(
+        (s) =>
+          `${s.field}[${s.byte - fieldOffset(format, s.field)}]${s.trit < 0 ? bitRange(s.shift, s.bits) : ` trit ${s.trit}`}`,
+      )
+      .join(' ');
   return {
     scalars,
     codes,
@@ -277,6 +613,57 @@ export function decodeBlock(format, b) {
     where: (/** @type {number} */ e) => where(c.code, e),
     scWhere: (/** @type {number} */ j) => (c.sc ? where(c.sc, j) : ''),
     mWhere: (/** @type {number} */ j) => (c.m ? where(c.m, j) : ''),
+  };
+}
+
+/**
+ * decodeBlock for a grid format.
+ * @param {string} format
+ * @param {GridLayout} g
+ * @param {Uint8Array} b
+ * @param {Int8Array} T
+ */
+function decodeGridBlock(format, g, b, T) {
+  const f = Math.fround;
+  const scalars = scalarFields(format, b);
+  const D = scalars.d;
+  const { blockSize } = typeInfo(format);
+  const ns = blockSize / g.sub;
+  const sc = new Int32Array(ns),
+    db = new Float32Array(ns);
+  for (let j = 0; j < ns; j++) {
+    sc[j] = g.scale(b, 0, j).v;
+    db[j] = f(f(D * (g.db[0] + g.db[1] * sc[j])) * g.db[2]);
+  }
+  const codes = new Int32Array(blockSize),
+    values = new Float32Array(blockSize);
+  for (let e = 0; e < blockSize; e++) {
+    codes[e] = gridCode(g, T, b, 0, e);
+    const j = Math.floor(e / g.sub);
+    if (g.delta) values[e] = f(db[j] * f(codes[e] + (g.delta(b, 0, e >> 3).v ? -0.125 : 0.125)));
+    else values[e] = codes[e] < 0 ? -f(db[j] * -codes[e]) : f(db[j] * codes[e]);
+  }
+  const where = (/** @type {number} */ e) => {
+    const k = Math.floor(e / g.width),
+      i = g.index(b, 0, k);
+    const row = `${g.table}[${i.v}][${e % g.width}] = ${T[i.v * g.width + (e % g.width)]} (${i.where})`;
+    if (g.sign) {
+      const s = g.sign(b, 0, e >> 3);
+      return `${row}, sign bit ${e & 7} of ${s.where} = ${(s.v >> (e & 7)) & 1}`;
+    }
+    const d = /** @type {NonNullable<GridLayout['delta']>} */ (g.delta)(b, 0, e >> 3);
+    return `${row}, δ ${d.v ? '−' : '+'}1/8 (${d.where})`;
+  };
+  return {
+    scalars,
+    codes,
+    sc,
+    m: null,
+    values,
+    sub: g.sub,
+    where,
+    scWhere: (/** @type {number} */ j) => g.scale(b, 0, j).where,
+    mWhere: () => '',
   };
 }
 
@@ -297,6 +684,10 @@ const bitRange = (shift, bits) => (bits === 8 ? '' : bits === 1 ? `.${shift}` : 
 function partText(p, v, n) {
   const mask = (1 << p.bits) - 1;
   let byte, shift;
+  if (p.kind === 'trit') {
+    const i = p.add ? `(${v} − ${p.add})` : v;
+    return `trit ⌊${i}/${p.group}⌋ of ${p.field}[${p.from ? `${p.from} + ` : ''}${i} mod ${p.group}]`;
+  }
   if (p.kind === 'lin') {
     byte = p.add ? `${v} ${p.add > 0 ? '+' : '-'} ${Math.abs(p.add)}` : v;
     shift = String(p.shift);
@@ -310,7 +701,8 @@ function partText(p, v, n) {
     if (g > 1) terms.push(g >= n ? v : `${v} mod ${g}`);
     byte = terms.join(' + ') || '0';
     const inRun = run >= n ? v : `(${v} mod ${run})`;
-    shift = per === 1 ? '0' : g === 1 ? inRun : `${p.bits === 1 ? '' : `${p.bits}·`}⌊${inRun}/${g}⌋`;
+    const times = p.bits === 1 ? '' : `${p.bits}·`;
+    shift = per === 1 ? '0' : g === 1 ? `${times}${inRun}` : `${times}⌊${inRun}/${g}⌋`;
   }
   const shifted = shift === '0' ? `${p.field}[${byte}]` : `(${p.field}[${byte}] >> ${shift})`;
   const body = p.bits === 8 ? shifted : `${shifted} & ${mask}`;
@@ -342,6 +734,8 @@ function valuesText(d, v, n) {
  * @returns {string[]} lines
  */
 export function layoutText(format) {
+  const gl = GRID[typeInfo(format).name];
+  if (gl) return [...gl.text];
   const c = layoutOf(format);
   if (!c) return [];
   const l = c.layout,
@@ -349,9 +743,12 @@ export function layoutText(format) {
   const ns = l.sub ? blockSize / l.sub : 0;
   const scale = l.sc ? `(${l.d} · sc_j)` : l.d;
   const min = l.min ? ` ${l.minSign < 0 ? '−' : '+'} ${l.m ? `${l.min} · m_j` : l.min}` : '';
-  const lines = [`x_e = ${scale} · q_e${min}${l.sub ? `,  j = ⌊e/${l.sub}⌋ (the sub-block)` : ''}`];
+  const q = l.lut ? `${l.lut}[q_e]` : 'q_e';
+  const lines = [`x_e = ${scale} · ${q}${min}${l.sub ? `,  j = ⌊e/${l.sub}⌋ (the sub-block)` : ''}`];
   lines.push(`q_e = ${valuesText(l.code, 'e', blockSize)}   (e = 0…${blockSize - 1})`);
   if (l.sc) lines.push(`sc_j = ${valuesText(l.sc, 'j', ns)}   (j = 0…${ns - 1})`);
   if (l.m) lines.push(`m_j = ${valuesText(l.m, 'j', ns)}`);
+  if (l.lut) lines.push(`${l.lut} = ${LUTS[/** @type {keyof typeof LUTS} */ (l.lut)].join(' ')}`);
+  if (l.e8m0) lines.push(`${l.d} = 2^(${l.d} byte − 128)  (E8M0, halved: the codebook holds 2 × E2M1)`);
   return lines;
 }
