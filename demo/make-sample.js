@@ -2,9 +2,10 @@
 // Writes demo/sample.gguf, the demo's bundled model: synthetic F16 and F32 weight tensors shaped
 // and distributed like an LLM's (see sample.js), a norm vector, and the same weights stored in
 // each of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants Q2_K..Q6_K (rows of 1024 = 4 super-blocks),
-// and one tensor in a type blockquant cannot decode (I8) to show how the page explains it. Deterministic.
+// a small tensor of each other block type (IQ4, MXFP4, ternary and the IQ grid types), and one
+// integer tensor (I8). Deterministic.
 import { writeFileSync } from 'node:fs';
-import { init, writeGGUF, GGMLType, GGUFValueType as VT } from '../js/node.js';
+import { init, writeGGUF, typeInfo, GGMLType, GGUFValueType as VT } from '../js/node.js';
 import { syntheticWeights } from './sample.js';
 
 const bq = await init();
@@ -30,6 +31,38 @@ for (const t of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K',
     dims: [1024, 128],
     data: bq.quantize(t, up),
   });
+}
+// The other block formats, small: 4 rows of 256. IQ4_NL/IQ4_XS/MXFP4/TQ1_0/TQ2_0 quantized; the
+// grid types (which only decode) as blocks of deterministic pseudo-random bytes: every bit pattern
+// of their index, sign and scale fields is a valid block, so only the scale d is set, to a small
+// binary16 (IQ1_M keeps its d in the top nibbles of its four scale words).
+const small = q.subarray(0, 1024);
+for (const t of ['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'])
+  tensors.push({
+    name: `${t}.blk.0.attn_q.weight`,
+    type: GGMLType[t.toUpperCase()],
+    dims: [256, 4],
+    data: bq.quantize(t, small),
+  });
+let seed = 0x9e3779b9;
+const byte = () => {
+  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+  return seed >>> 24;
+};
+const D_BITS = 0x1c00; // binary16 0.00390625
+for (const t of ['iq2_xxs', 'iq2_xs', 'iq2_s', 'iq3_xxs', 'iq3_s', 'iq1_s', 'iq1_m']) {
+  const { typeSize } = typeInfo(t);
+  const data = new Uint8Array(4 * typeSize).map(byte);
+  for (let o = 0; o < data.length; o += typeSize) {
+    if (t === 'iq1_m')
+      for (let w = 0; w < 4; w++)
+        data[o + 48 + 2 * w + 1] = (data[o + 48 + 2 * w + 1] & 0x0f) | (((D_BITS >> (4 * w)) & 15) << 4);
+    else {
+      data[o] = D_BITS & 255;
+      data[o + 1] = D_BITS >> 8;
+    }
+  }
+  tensors.push({ name: `${t}.blk.0.attn_q.weight`, type: GGMLType[t.toUpperCase()], dims: [256, 4], data });
 }
 // I8: the demo lists it but blockquant has no decoder for it.
 tensors.push({ name: 'i8.blk.0.attn_k.weight', type: GGMLType.I8, dims: [256, 4], data: new Uint8Array(1024).fill(3) });
