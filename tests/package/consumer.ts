@@ -6,7 +6,7 @@ import wasm from 'blockquant/wasm/blockquant-simd128.wasm';
 
 const options: InitOptions = { backend: 'auto', module: wasm };
 const bq: Codec = await init(options);
-const backend: 'simd128' | 'scalar' = bq.backend;
+const backend: 'relaxed' | 'simd128' | 'scalar' = bq.backend;
 const q: Uint8Array = bq.quantize('q4_0', new Float32Array(32));
 const y: Float32Array = bq.dequantize(GGMLType.Q4_0, q);
 const d: number = bq.dot('q4_0', q, 'f32', y);
