@@ -5,7 +5,8 @@
 // worker's URL (?backend=simd128|scalar), else init picks it.
 import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
 import { FORMATS, errorSummary, histogram } from './metrics.js';
-import { decodeBlock, decodeInts, layoutOf, scalarFields } from './layout.js';
+import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './layout.js';
+import { gridTables } from './grids.js';
 
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
@@ -21,6 +22,9 @@ let current = null;
 
 /**
  * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
+/** The IQ grid tables, read out of the codec the first time a grid-format tensor is opened. */
+/** @type {Record<string, Int8Array> | null} */
+let gridCache = null;
  * @param {{ type: number, dims: number[] }} t
  */
 function unsupported(t) {
@@ -32,7 +36,7 @@ function unsupported(t) {
       return `its rows of ${rowLen} values are not whole blocks of any quantized format (32 or 256 values)`;
     return '';
   }
-  if (!layoutOf(info.name))
+  if (!partsInfo(info.name))
     return `the demo cannot take ${info.name} blocks apart yet (no layout description in demo/layout.js; bq.dequantize decodes them)`;
   if (rowLen % 32 !== 0)
     return `its rows of ${rowLen} values are not whole Q8_0 blocks, so the Q8_0 ruler cannot measure them`;
@@ -124,25 +128,23 @@ const ops = {
     const info = typeInfo(t.type);
     const le = t.littleEndian ?? file.littleEndian;
     const bytes = le ? await file.readRows(name, 0, rows) : bq.quantize(t.type, x); // big-endian: re-encoded in LE
-    const c = /** @type {NonNullable<ReturnType<typeof layoutOf>>} */ (layoutOf(info.name));
+    const c = /** @type {NonNullable<ReturnType<typeof partsInfo>>} */ (partsInfo(info.name));
+    const grids = gridOf(info.name) ? (gridCache ??= gridTables(bq)) : null;
     const nb = (rows * rowLen) / info.blockSize;
     // Every scalar field (d, m, s, dmin) per block, and the sub-block scales and mins.
     const names = Object.keys(scalarFields(info.name, bytes.subarray(0, info.typeSize)));
     const fields = Object.fromEntries(names.map((n) => [n, new Float32Array(nb)]));
-    const ns = c.sc ? c.sc.n : 0;
-    const sc = c.sc ? new Int32Array(nb * ns) : null,
-      m = c.m ? new Int32Array(nb * ns) : null;
-    const width = c.code.width;
-    const counts = new Array(2 ** width).fill(0);
+    const ns = c.ns;
+    const sc = ns ? new Int32Array(nb * ns) : null,
+      m = c.mins ? new Int32Array(nb * ns) : null;
+    const counts = new Array(c.codeCount).fill(0);
     const codes = new Int32Array(info.blockSize);
     for (let b = 0, o = 0; b < nb; b++, o += info.typeSize) {
       const s = scalarFields(info.name, bytes, o);
       for (const n of names) fields[n][b] = s[n];
-      if (sc && c.sc) decodeInts(c.sc, bytes, o, sc.subarray(b * ns, (b + 1) * ns));
-      if (m && c.m) decodeInts(c.m, bytes, o, m.subarray(b * ns, (b + 1) * ns));
-      decodeInts(c.code, bytes, o, codes);
-      for (let e = 0; e < codes.length; e++)
-        counts[codes[e] - c.code.offset + (c.code.signed ? 2 ** (width - 1) : 0)]++;
+      const span = [b * ns, (b + 1) * ns];
+      decodeParts(info.name, bytes, o, grids, codes, sc && sc.subarray(...span), m && m.subarray(...span));
+      for (let e = 0; e < codes.length; e++) counts[codes[e] - c.codeLo]++;
     }
     const ruler = bq.blockStats('q8_0', x);
     const rulerBack = bq.dequantize('q8_0', bq.quantize('q8_0', x));
@@ -156,7 +158,7 @@ const ops = {
       fields,
       sc,
       m,
-      codes: { counts, offset: c.code.offset - (c.code.signed ? 2 ** (width - 1) : 0) },
+      codes: { counts, offset: c.codeLo },
       values: histogram(x, 60, false),
       ruler: {
         ...errorSummary(x, rulerBack),
@@ -184,7 +186,7 @@ const ops = {
     // quantized tensor it is the file's own block, compared with its Q8_0 re-quantization.
     const decoded = bq.dequantize(fmt, bytes);
     const recon = quantized ? bq.dequantize('q8_0', bq.quantize('q8_0', original)) : decoded;
-    const parts = decodeBlock(fmt, bytes);
+    const parts = decodeBlock(fmt, bytes, gridOf(fmt) ? (gridCache ??= gridTables(bq)) : null);
     const sub = parts.sub;
     const ns = parts.sc ? parts.sc.length : 0;
     return {
