@@ -20,7 +20,10 @@ const version: number = g.version;
 const firstName: string = g.tensors[0].name;
 const dims: number[] = g.tensors[0].dims;
 const f = await openGGUF(new Blob([bytes]));
-const t: Float32Array = await bq.dequantizeTensor(f, 'w');
+// Float and block types decode to Float32Array; I8..I64 and F64 to their own typed arrays.
+const values = await bq.dequantizeTensor(f, 'w');
+if (!(values instanceof Float32Array)) throw new Error('w is an F32 tensor');
+const t: Float32Array = values;
 const viaPath = await openFile('model.gguf');
 await viaPath.close();
 try {
