@@ -1,0 +1,117 @@
+// The demo page in headless Chromium on the build under test: every tensor of every block type in
+// the bundled sample opens (no ⊘ but the integer tensor's), with a code histogram counting every
+// element of the tensor, and block 0 in the inspector shows the API's values, both decoded and
+// recomputed from the layout description, and the API's d.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { startServer } from '../demo/server.js';
+import { parseGGUF, typeInfo, blockFields } from '../js/node.js';
+import { BACKEND, codec } from './lib/helpers.js';
+
+const ART = new URL('./artifacts/', import.meta.url);
+mkdirSync(ART, { recursive: true });
+const bq = await codec();
+const sample = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
+
+test('every block type in the sample opens in the demo', async (t) => {
+  const server = await startServer({ port: 0 });
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-types-'));
+  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    viewport: { width: 1440, height: 900 },
+  });
+  const problems = [];
+  try {
+    const page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    const ready = () => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+    await page.goto(`http://127.0.0.1:${port}/demo/?backend=${BACKEND}`);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=tensor-row]').length > 0, null, {
+      timeout: 30000,
+    });
+    await ready();
+
+    // One tensor per block type: the sample names them '<type>.blk.0.attn_q.weight'.
+    const blockTypes = [
+      ...new Set(
+        sample.tensors
+          .map((x) => typeInfo(x.type))
+          .filter((i) => i.blockSize > 1 && i.dequantize)
+          .map((i) => i.name),
+      ),
+    ];
+    assert.equal(blockTypes.length, 22, `block types in the sample: ${blockTypes}`);
+
+    await t.test('no tensor is marked ⊘ but the integer one', async () => {
+      const marked = await page.$$eval('[data-testid=tensor-row].unsupported', (rs) => rs.map((r) => r.dataset.name));
+      assert.deepEqual(marked, ['i8.blk.0.attn_k.weight']);
+    });
+
+    for (const fmt of blockTypes) {
+      await t.test(`${fmt}: the tensor opens and block 0 shows the API's values`, async () => {
+        const name = `${fmt}.blk.0.attn_q.weight`;
+        const { typeSize, blockSize } = typeInfo(fmt);
+        const raw = sample.tensorBytes(name);
+        await page.click(`[data-testid=tensor-row][data-name="${name}"]`);
+        await ready();
+        assert.ok(await page.$eval('#error', (e) => e.hidden), await page.textContent('#error'));
+        assert.equal(await page.$('[data-testid=unsupported]'), null);
+        const hist = await page.$eval('[data-testid=code-histogram]', (f) => ({ ...f.dataset }));
+        const total = hist.counts.split(',').reduce((a, c) => a + Number(c), 0);
+        assert.equal(total, (raw.length / typeSize) * blockSize);
+        await page.click('[data-testid=heatmap]', { position: { x: 2, y: 2 } });
+        await page.waitForFunction(
+          (f) =>
+            document.body.dataset.ready === 'true' &&
+            !document.querySelector('[data-testid=block-inspector]').hidden &&
+            document.querySelector('[data-testid=block-inspector]').dataset.format === f,
+          fmt,
+          { timeout: 30000 },
+        );
+        const ins = await page.$eval('[data-testid=block-inspector]', (e) => ({ ...e.dataset }));
+        assert.equal(Number(ins.block), 0);
+        const b = raw.subarray(0, typeSize);
+        const want = [...bq.dequantize(fmt, b)];
+        const vals = await page.$$eval('[data-testid=value-row]', (rs) => rs.map((r) => ({ ...r.dataset })));
+        assert.equal(vals.length, blockSize);
+        assert.deepEqual(
+          vals.map((r) => Number(r.decoded)),
+          want,
+        );
+        assert.deepEqual(
+          vals.map((r) => Number(r.fields)),
+          want,
+        );
+        // The block's scale d, as ggml reads it (MXFP4: the E8M0 byte e, 2^(e-128)).
+        if (fmt === 'mxfp4') assert.equal(Number(ins.e), 2 ** (b[0] - 128));
+        else if (fmt === 'iq1_m') {
+          // IQ1_M's d: the top nibbles of its four u16 scale words.
+          const w = (i) => b[48 + 2 * i] | (b[49 + 2 * i] << 8);
+          const h = (w(0) >> 12) | ((w(1) >> 8) & 0xf0) | ((w(2) >> 4) & 0xf00) | (w(3) & 0xf000);
+          assert.equal(Number(ins.d), bq.dequantize('f16', new Uint8Array([h & 255, h >> 8]))[0]);
+        } else {
+          const f = /** @type {any[]} */ (blockFields(fmt)).find((x) => x.name === 'd');
+          assert.equal(Number(ins.d), bq.dequantize('f16', b.slice(f.offset, f.offset + 2))[0], fmt);
+        }
+        assert.ok((await page.textContent('[data-testid=formula]')).length > 10);
+        if (['iq2_xxs', 'iq4_xs', 'tq1_0', 'iq1_m'].includes(fmt))
+          await page.screenshot({ path: new URL(`inspector-${fmt}.png`, ART).pathname });
+      });
+    }
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
