@@ -1,6 +1,7 @@
 // The demo page's main thread: UI only. Files are opened and analysed in worker.js.
 
 import { layoutText } from './layout.js';
+import { valuesView } from './values-view.js';
 import { blockFields } from '../js/types.js';
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
@@ -266,6 +267,7 @@ function renderView() {
     );
     /** @type {HTMLSelectElement} */ (fmtSel).value = state.format;
     fmtSel.addEventListener('change', () => {
+  if (a.kind === 'values') return v.replaceChildren(...valuesView(a, el, state.selected));
       state.format = /** @type {HTMLSelectElement} */ (fmtSel).value;
       $('#inspector').hidden = true;
       renderView();

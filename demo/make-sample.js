@@ -64,8 +64,28 @@ for (const t of ['iq2_xxs', 'iq2_xs', 'iq2_s', 'iq3_xxs', 'iq3_s', 'iq1_s', 'iq1
   }
   tensors.push({ name: `${t}.blk.0.attn_q.weight`, type: GGMLType[t.toUpperCase()], dims: [256, 4], data });
 }
-// I8: the demo lists it but blockquant has no decoder for it.
-tensors.push({ name: 'i8.blk.0.attn_k.weight', type: GGMLType.I8, dims: [256, 4], data: new Uint8Array(1024).fill(3) });
+// The integer and F64 types, which decode to their own typed arrays: small tensors of values
+// spread over each type's range (I64 beyond 2^53, F64 finer than f32).
+const ints = (/** @type {number} */ n, /** @type {number} */ scale) =>
+  Array.from({ length: n }, (_, i) => Math.round(scale * Math.sin(i * 0.37) * Math.cos(i * 0.011)));
+const bytesOf = (/** @type {ArrayBufferView} */ a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+tensors.push(
+  { name: 'i8.blk.0.attn_k.weight', type: GGMLType.I8, dims: [256, 4], data: bytesOf(Int8Array.from(ints(1024, 127))) },
+  { name: 'i16.tokens', type: GGMLType.I16, dims: [512], data: bytesOf(Int16Array.from(ints(512, 32767))) },
+  { name: 'i32.positions', type: GGMLType.I32, dims: [512], data: bytesOf(Int32Array.from(ints(512, 2 ** 31 - 1))) },
+  {
+    name: 'i64.ids',
+    type: GGMLType.I64,
+    dims: [256],
+    data: bytesOf(BigInt64Array.from(ints(256, 2 ** 20), (v, i) => BigInt(v) * 2n ** 40n + BigInt(i))),
+  },
+  {
+    name: 'f64.rope_freqs',
+    type: GGMLType.F64,
+    dims: [256],
+    data: bytesOf(Float64Array.from({ length: 256 }, (_, i) => 10000 ** (-i / 256) + 1e-12 * i)),
+  },
+);
 const out = new URL('./sample.gguf', import.meta.url);
 writeFileSync(
   out,

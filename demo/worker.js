@@ -7,6 +7,7 @@ import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
 import { FORMATS, errorSummary, histogram } from './metrics.js';
 import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './layout.js';
 import { gridTables } from './grids.js';
+import { VALUE_TYPES, valuesSummary } from './values-view.js';
 
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
@@ -43,6 +44,7 @@ function unsupported(t) {
   return '';
 }
 
+  if (VALUE_TYPES.has(t.type)) return ''; // integer and F64 values, shown as values
 /** Indices of the k largest finite values, largest first (one pass, no sort of the whole array). */
 function worst(/** @type {ArrayLike<number>} */ v, k = WORST) {
   /** @type {number[]} */
@@ -112,6 +114,10 @@ const ops = {
           blockSize,
           subBlock: s.sub ? subBlock : 0,
           bits: (typeSize * 8) / blockSize,
+    if (VALUE_TYPES.has(t.type)) {
+      current = null; // no blocks to inspect
+      return { kind: 'values', ...geometry, type: typeInfo(t.type).name, ...valuesSummary(/** @type {any} */ (x)) };
+    }
           ...errorSummary(x, back),
           rmseBlocks: s.rmse,
           maxBlocks: s.maxAbs,
