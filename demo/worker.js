@@ -7,6 +7,7 @@ import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
 import { FORMATS, errorSummary, histogram } from './metrics.js';
 import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './layout.js';
 import { gridTables } from './grids.js';
+import { viewerOps } from './viewer-ops.js';
 import { VALUE_TYPES, valuesSummary } from './values-view.js';
 
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
@@ -215,6 +216,8 @@ const ops = {
     };
   },
 };
+// The model viewer's operations (overview, metadata, vocabulary) over the same open file.
+Object.assign(ops, viewerOps(() => file));
 
 /** @param {string} name */
 function tensor(name) {
