@@ -3,7 +3,7 @@
 // result } or { id, ok: false, error }. Operations run one at a time, in the order they arrive, so
 // the tensor the page last asked for is the one the worker holds. The build comes from the
 // worker's URL (?backend=simd128|scalar), else init picks it.
-import { init, openGGUF, typeInfo, GGMLType } from '../js/index.js';
+import { init, openGGUF, typeInfo, GGMLType, toLittleEndian } from '../js/index.js';
 import { FORMATS, errorSummary, histogram } from './metrics.js';
 import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './layout.js';
 import { gridTables } from './grids.js';
@@ -134,7 +134,8 @@ const ops = {
     // A quantized tensor: its scales, its codes, its values, and the Q8_0 ruler.
     const info = typeInfo(t.type);
     const le = t.littleEndian ?? file.littleEndian;
-    const bytes = le ? await file.readRows(name, 0, rows) : bq.quantize(t.type, x); // big-endian: re-encoded in LE
+    const raw = await file.readRows(name, 0, rows);
+    const bytes = le ? raw : toLittleEndian(t.type, raw); // big-endian: the file's own blocks, swapped
     const c = /** @type {NonNullable<ReturnType<typeof partsInfo>>} */ (partsInfo(info.name));
     const grids = gridOf(info.name) ? (gridCache ??= gridTables(bq)) : null;
     const nb = (rows * rowLen) / info.blockSize;

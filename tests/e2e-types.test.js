@@ -4,13 +4,14 @@
 // recomputed from the layout description, and the API's d.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from '../demo/server.js';
 import { parseGGUF, typeInfo, blockFields } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
+import { Bytes } from './lib/gguf-bytes.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -146,6 +147,49 @@ test('every block type in the sample opens in the demo', async (t) => {
           await page.screenshot({ path: new URL(`inspector-${fmt}.png`, ART).pathname });
       });
     }
+    await t.test("a big-endian file: the inspector shows the file's own IQ2_XXS block, in its values", async () => {
+      // Two IQ2_XXS super-blocks from the sample, written into a big-endian GGUF (fields swapped
+      // by their unit: the f16 d and the u32 sign-and-scale words).
+      const le = sample.tensorBytes('iq2_xxs.blk.0.attn_q.weight').slice(0, 2 * 66);
+      const be = le.slice();
+      for (let o = 0; o < be.length; o += 66)
+        for (const f of /** @type {any[]} */ (blockFields('iq2_xxs')))
+          if (f.unit > 1)
+            for (let u = o + f.offset; u < o + f.offset + f.size; u += f.unit) be.subarray(u, u + f.unit).reverse();
+      const w = new Bytes({ le: false });
+      w.header(3, 1, 0);
+      w.tensor('be.iq2_xxs', [256, 2], 16, 0);
+      w.padTo(32);
+      w.raw(...be);
+      const path = join(dir, 'be.gguf');
+      writeFileSync(path, w.bytes());
+      await page.setInputFiles('[data-testid=file-input]', path);
+      await page.waitForFunction(() => !!document.querySelector('[data-testid=tensor-row][data-name="be.iq2_xxs"]'));
+      await ready();
+      await page.click('[data-testid=tensor-row][data-name="be.iq2_xxs"]');
+      await ready();
+      assert.ok(await page.$eval('#error', (e) => e.hidden), await page.textContent('#error'));
+      await page.click('[data-testid=heatmap]', { position: { x: 2, y: 2 } });
+      await page.waitForFunction(
+        () =>
+          document.body.dataset.ready === 'true' &&
+          !document.querySelector('[data-testid=block-inspector]').hidden &&
+          document.querySelector('[data-testid=block-inspector]').dataset.format === 'iq2_xxs',
+        null,
+        { timeout: 30000 },
+      );
+      const want = [...bq.dequantize('iq2_xxs', le.subarray(0, 66))];
+      const vals = await page.$$eval('[data-testid=value-row]', (rs) => rs.map((r) => ({ ...r.dataset })));
+      assert.deepEqual(
+        vals.map((r) => Number(r.fields)),
+        want,
+      );
+      assert.deepEqual(
+        vals.map((r) => Number(r.decoded)),
+        want,
+      );
+    });
+
     assert.deepEqual(problems, []);
   } finally {
     await context.close();
