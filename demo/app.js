@@ -258,6 +258,7 @@ function geo(a, B, per) {
 function renderView() {
   const a = state.analysis;
   const v = $('#view');
+  if (a.kind === 'values') return v.replaceChildren(...valuesView(a, el, state.selected));
   if (a.kind === 'float') {
     if (!a.formats.some((f) => f.format === state.format)) state.format = a.formats[0].format;
     const fmtSel = el(
@@ -267,7 +268,6 @@ function renderView() {
     );
     /** @type {HTMLSelectElement} */ (fmtSel).value = state.format;
     fmtSel.addEventListener('change', () => {
-  if (a.kind === 'values') return v.replaceChildren(...valuesView(a, el, state.selected));
       state.format = /** @type {HTMLSelectElement} */ (fmtSel).value;
       $('#inspector').hidden = true;
       renderView();
@@ -685,7 +685,7 @@ function renderInspector(r) {
               'sc_j',
               'from',
               ...(r.m ? ['m_j', 'from'] : []),
-              'd · sc_j',
+              r.scaleName,
               ...(r.m ? ['dmin · m_j'] : []),
             ].map((h) => el('th', { text: h })),
           ),
@@ -696,7 +696,12 @@ function renderInspector(r) {
           ...Array.from(r.sc, (s, j) =>
             el(
               'tr',
-              { 'data-testid': 'sub-row', 'data-sc': String(s), ...(r.m ? { 'data-m': String(r.m[j]) } : {}) },
+              {
+                'data-testid': 'sub-row',
+                'data-sc': String(s),
+                'data-scale': String(r.subScale[j]),
+                ...(r.m ? { 'data-m': String(r.m[j]) } : {}),
+              },
               el('td', { text: String(j) }),
               el('td', { text: `${j * r.sub}…${(j + 1) * r.sub - 1}` }),
               el('td', { class: 'num', text: String(s) }),
@@ -704,7 +709,7 @@ function renderInspector(r) {
               ...(r.m
                 ? [el('td', { class: 'num', text: String(r.m[j]) }), el('td', { class: 'where', text: r.mWhere[j] })]
                 : []),
-              el('td', { class: 'num', text: fmtNum(Math.fround(r.scalars.d * s)) }),
+              el('td', { class: 'num', text: fmtNum(r.subScale[j]) }),
               ...(r.m ? [el('td', { class: 'num', text: fmtNum(Math.fround(r.scalars.dmin * r.m[j])) })] : []),
             ),
           ),

@@ -568,7 +568,8 @@ export function scalarFields(format, b, o = 0) {
 /**
  * A block taken apart: its scalar fields, its sub-blocks' integer scales and mins, every
  * element's code, sub-block and where its bits are, and its value recomputed from the fields in
- * ggml's float order (f32, one rounding per operation). For the grid formats the codes are the
+ * ggml's float order (f32, one rounding per operation); scale: each sub-block's multiplier of its
+ * codes (d · sc_j, or the grid formats' db_j), named by scaleName. For the grid formats the codes are the
  * signed grid values, sc the sub-block scales s_j, and where() names the grid row and sign bit.
  * @param {string} format
  * @param {Uint8Array} b one block's bytes
@@ -603,12 +604,15 @@ export function decodeBlock(format, b, grids = null) {
           `${s.field}[${s.byte - fieldOffset(format, s.field)}]${s.trit < 0 ? bitRange(s.shift, s.bits) : ` trit ${s.trit}`}`,
       )
       .join(' ');
+  const scale = sc && Float32Array.from(sc, (s) => f(D * s));
   return {
     scalars,
     codes,
     sc,
     m,
     values,
+    scale,
+    scaleName: 'd · sc_j',
     sub: l.sub,
     where: (/** @type {number} */ e) => where(c.code, e),
     scWhere: (/** @type {number} */ j) => (c.sc ? where(c.sc, j) : ''),
@@ -660,6 +664,8 @@ function decodeGridBlock(format, g, b, T) {
     sc,
     m: null,
     values,
+    scale: db,
+    scaleName: 'db_j',
     sub: g.sub,
     where,
     scWhere: (/** @type {number} */ j) => g.scale(b, 0, j).where,

@@ -21,16 +21,17 @@ let file = null;
 /** The tensor analysed last: its f32 values and, per format, its blocks. */
 /** @type {{ name: string, x: Float32Array, q: Map<string, Uint8Array> } | null} */
 let current = null;
-
-/**
- * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
 /** The IQ grid tables, read out of the codec the first time a grid-format tensor is opened. */
 /** @type {Record<string, Int8Array> | null} */
 let gridCache = null;
+
+/**
+ * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
  * @param {{ type: number, dims: number[] }} t
  */
 function unsupported(t) {
   const info = typeInfo(t.type);
+  if (VALUE_TYPES.has(t.type)) return ''; // integer and F64 values, shown as values
   if (!info.dequantize) return `blockquant has no decoder for ${info.name} tensors`;
   const rowLen = t.dims[0] ?? 1;
   if (FLOATS.has(t.type)) {
@@ -45,7 +46,6 @@ function unsupported(t) {
   return '';
 }
 
-  if (VALUE_TYPES.has(t.type)) return ''; // integer and F64 values, shown as values
 /** Indices of the k largest finite values, largest first (one pass, no sort of the whole array). */
 function worst(/** @type {ArrayLike<number>} */ v, k = WORST) {
   /** @type {number[]} */
@@ -100,6 +100,10 @@ const ops = {
     const rows = Math.max(1, Math.min(totalRows, Math.floor(MAX_VALUES / rowLen)));
     const geometry = { rows, totalRows, rowLen };
     const x = rows === totalRows ? await bq.dequantizeTensor(file, name) : await bq.dequantizeRows(file, name, 0, rows);
+    if (VALUE_TYPES.has(t.type)) {
+      current = null; // no blocks to inspect
+      return { kind: 'values', ...geometry, type: typeInfo(t.type).name, ...valuesSummary(/** @type {any} */ (x)) };
+    }
     if (FLOATS.has(t.type)) {
       const q = new Map();
       const formats = [];
@@ -115,10 +119,6 @@ const ops = {
           blockSize,
           subBlock: s.sub ? subBlock : 0,
           bits: (typeSize * 8) / blockSize,
-    if (VALUE_TYPES.has(t.type)) {
-      current = null; // no blocks to inspect
-      return { kind: 'values', ...geometry, type: typeInfo(t.type).name, ...valuesSummary(/** @type {any} */ (x)) };
-    }
           ...errorSummary(x, back),
           rmseBlocks: s.rmse,
           maxBlocks: s.maxAbs,
@@ -212,6 +212,8 @@ const ops = {
       sc: parts.sc,
       m: parts.m,
       where: Array.from({ length: blockSize }, (_, e) => parts.where(e)),
+      subScale: parts.scale,
+      scaleName: parts.scaleName,
       scWhere: Array.from({ length: ns }, (_, j) => parts.scWhere(j)),
       mWhere: Array.from({ length: ns }, (_, j) => parts.mWhere(j)),
     };

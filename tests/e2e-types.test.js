@@ -16,6 +16,18 @@ import { Bytes } from './lib/gguf-bytes.js';
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
 const bq = await codec();
+const f = Math.fround;
+/** Sub-block multiplier from d and the sub-block's integer scale s, per format. */
+const SUB_SCALE = {
+  iq4_xs: (d, s) => f(d * s),
+  iq2_xxs: (d, s) => f(f(d * (0.5 + s)) * 0.25),
+  iq2_xs: (d, s) => f(f(d * (0.5 + s)) * 0.25),
+  iq2_s: (d, s) => f(f(d * (0.5 + s)) * 0.25),
+  iq3_xxs: (d, s) => f(f(d * (0.5 + s)) * 0.5),
+  iq3_s: (d, s) => f(d * (1 + 2 * s)),
+  iq1_s: (d, s) => f(d * (2 * s + 1)),
+  iq1_m: (d, s) => f(d * (2 * s + 1)),
+};
 const sample = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
 
 test('every block type in the sample opens in the demo', async (t) => {
@@ -143,6 +155,17 @@ test('every block type in the sample opens in the demo', async (t) => {
           assert.equal(Number(ins.d), bq.dequantize('f16', b.slice(f.offset, f.offset + 2))[0], fmt);
         }
         assert.ok((await page.textContent('[data-testid=formula]')).length > 10);
+        // The sub-block multiplier each row shows, as ../shared/reference/IQUANTS.md defines it.
+        const mul = SUB_SCALE[fmt];
+        if (mul) {
+          const d = Number(ins.d);
+          const subs = await page.$$eval('[data-testid=sub-row]', (rs) => rs.map((r) => ({ ...r.dataset })));
+          assert.ok(subs.length > 0);
+          assert.deepEqual(
+            subs.map((r) => Number(r.scale)),
+            subs.map((r) => mul(d, Number(r.sc))),
+          );
+        }
         if (['iq2_xxs', 'iq4_xs', 'tq1_0', 'iq1_m'].includes(fmt))
           await page.screenshot({ path: new URL(`inspector-${fmt}.png`, ART).pathname });
       });
