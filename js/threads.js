@@ -252,9 +252,10 @@ export class Pool {
     this.#workers[i].ref?.();
     let p = CTL.JOB;
     for (const [name, ...args] of list) {
-      const k = this.#index.get(name);
+      const claimed = name[0] === '@';
+      const k = this.#index.get(claimed ? name.slice(1) : name);
       if (k === undefined) throw new Error(`blockquant worker: no kernel ${name}`);
-      c.u32[p] = k;
+      c.u32[p] = claimed ? (k | 0x80000000) >>> 0 : k;
       c.u32[p + 1] = args.length;
       c.u32.set(args, p + 2);
       p += 2 + args.length;
@@ -263,10 +264,14 @@ export class Pool {
     const seq = ++c.seq;
     Atomics.store(c.i32, CTL.SEQ, seq);
     Atomics.notify(c.i32, CTL.SEQ);
-    const w = /** @type {NonNullable<typeof waitAsync>} */ (waitAsync)(c.i32, CTL.DONE, seq - 1);
-    if (w.async) await Promise.race([w.value, this.#death]);
-    if (this.#dead) throw this.#dead;
-    if (c.i32[CTL.DONE] !== seq) throw new Error('blockquant: a worker answered out of turn');
+    // A wake may be stale: a worker that found nothing left to claim finishes a round before the
+    // main thread waits, and its notify can then land on the next round's wait. Wait until DONE
+    // is this round.
+    for (let v; (v = Atomics.load(c.i32, CTL.DONE)) !== seq;) {
+      const w = /** @type {NonNullable<typeof waitAsync>} */ (waitAsync)(c.i32, CTL.DONE, v);
+      if (w.async) await Promise.race([w.value, this.#death]);
+      if (this.#dead) throw this.#dead;
+    }
     if (c.i32[CTL.STATUS] !== 0) {
       // A copy: TextDecoder takes no views of shared memory.
       const bytes = new Uint8Array(c.i32[CTL.MSGLEN]);
@@ -296,25 +301,6 @@ export class Pool {
     for (const w of this.#workers) w.terminate();
     this.#workers = [];
   }
-}
-
-/**
- * Splits [0, n) in units of step into at most parts ranges of nearly equal size.
- * @param {number} n
- * @param {number} parts
- * @param {number} [step]
- * @returns {[number, number][]} [start, count] pairs, none empty
- */
-export function splitRange(n, parts, step = 1) {
-  const units = n / step;
-  /** @type {[number, number][]} */
-  const out = [];
-  for (let i = 0; i < parts; i++) {
-    const a = Math.floor((units * i) / parts),
-      b = Math.floor((units * (i + 1)) / parts);
-    if (b > a) out.push([a * step, (b - a) * step]);
-  }
-  return out;
 }
 
 /**
@@ -409,6 +395,33 @@ export class ThreadedCodec {
   }
 
   /**
+   * Runs claimed calls (js/worker-core.js: the workers take chunks of each job's units until none
+   * is left) on every worker; each job's counter is an i32 at counters + 4 * i, zeroed here.
+   * @param {number} counters the address of jobs.length i32 in scratch
+   * @param {{ name: string, total: number, ci: number, cs: number, args: [number, number][] }[]} jobs
+   *   a kernel over units [0, total): n units at start call it with base + start * stride for
+   *   each args pair and n * cs inserted at ci
+   */
+  #claimed(counters, jobs) {
+    new Int32Array(this.#mem.buffer, counters, jobs.length).fill(0);
+    // About 4 chunks per worker: small enough to even out a late worker, large enough that the
+    // per-call work (a matvec prepares its activations on every call) stays small.
+    const calls = jobs.map(
+      (j, i) =>
+        /** @type {KernelCall} */ ([
+          `@${j.name}`,
+          counters + 4 * i,
+          j.total,
+          Math.max(1, Math.ceil(j.total / (4 * this.threads))),
+          j.ci,
+          j.cs,
+          ...j.args.flat(),
+        ]),
+    );
+    return this.#run(Array.from({ length: this.threads }, () => calls));
+  }
+
+  /**
    * An address in shared memory with at least bytes free, valid until the next call.
    * @param {number} bytes
    */
@@ -495,14 +508,15 @@ export class ThreadedCodec {
       for (let i = 0; i < n; i += chunk) {
         const k = Math.min(chunk, n - i);
         const kb = (k / t.blockSize) * t.typeSize;
-        const xp = this.#scratchAt(align(k * 4) + align(kb));
+        const xp = this.#scratchAt(align(k * 4) + align(kb) + ALIGN);
         const yp = xp + align(k * 4);
         new Float32Array(this.#mem.buffer, xp, k).set(values.subarray(i, i + k));
-        await this.#run(
-          splitRange(k, this.threads, t.blockSize).map(([s, c]) => [
-            [name, xp + s * 4, yp + (s / t.blockSize) * t.typeSize, c],
-          ]),
-        );
+        // units: blocks; (x, y, n values)
+        const args = /** @type {[number, number][]} */ ([
+          [xp, 4 * t.blockSize],
+          [yp, t.typeSize],
+        ]);
+        await this.#claimed(yp + align(kb), [{ name, total: k / t.blockSize, ci: 2, cs: t.blockSize, args }]);
         y.set(new Uint8Array(this.#mem.buffer, yp, kb), (i / t.blockSize) * t.typeSize);
       }
       return y;
@@ -558,17 +572,19 @@ export class ThreadedCodec {
         const k = Math.min(chunk, n - i);
         const kb = (k / t.blockSize) * t.typeSize,
           off = (i / t.blockSize) * t.typeSize;
-        const yp = this.#scratchAt(align(k * 4) + (q ? align(kb) : 0));
+        const yp = this.#scratchAt(align(k * 4) + (q ? align(kb) : 0) + ALIGN);
+        const counter = yp + align(k * 4) + (q ? align(kb) : 0);
         let qp;
         if (q) {
           qp = yp + align(k * 4);
           new Uint8Array(this.#mem.buffer, qp, kb).set(q.subarray(off, off + kb));
         } else qp = this.#address(type) + off; // again: the handle may be disposed meanwhile
-        await this.#run(
-          splitRange(k, this.threads, t.blockSize).map(([s, c]) => [
-            [name, qp + (s / t.blockSize) * t.typeSize, yp + s * 4, c],
-          ]),
-        );
+        // units: blocks; (q, y, n values)
+        const args = /** @type {[number, number][]} */ ([
+          [qp, t.typeSize],
+          [yp, 4 * t.blockSize],
+        ]);
+        await this.#claimed(counter, [{ name, total: k / t.blockSize, ci: 2, cs: t.blockSize, args }]);
         y.set(new Float32Array(this.#mem.buffer, yp, k), i);
       }
       return y;
@@ -685,7 +701,8 @@ export class ThreadedCodec {
     const tvs = [...new Set(jobs.map((j) => j.tv))];
     const xb = align(cols * 4);
     const qb = tvs.map((tv) => (tv === GGMLType.F32 ? 0 : align(byteLength(tv, cols))));
-    let need = xb + qb.reduce((s, v) => s + v, 0) + jobs.reduce((s, j) => s + align(j.rows * 4), 0);
+    let need =
+      xb + qb.reduce((s, v) => s + v, 0) + jobs.reduce((s, j) => s + align(j.rows * 4), 0) + align(4 * jobs.length);
     if (bytes) need += align(bytes.length);
     const xp = this.#scratchAt(need);
     let p = xp + xb;
@@ -711,15 +728,23 @@ export class ThreadedCodec {
       wp = p;
       new Uint8Array(this.#mem.buffer, wp, bytes.length).set(bytes);
     }
-    /** @type {KernelCall[][]} */
-    const calls = Array.from({ length: this.threads }, () => []);
-    for (const j of jobs) {
-      const ptr = bytes ? wp : /** @type {Tensor} */ (j.W).byteOffset;
-      splitRange(j.rows, this.threads).forEach(([r0, nr], i) =>
-        calls[i].push([j.name, ptr + r0 * j.rowBytes, nr, cols, /** @type {number} */ (vps.get(j.tv)), j.yp + r0 * 4]),
-      );
-    }
-    await this.#run(calls);
+    const counters = bytes ? wp + align(bytes.length) : p;
+    // units: rows; (w, n rows, cols, activations, y)
+    await this.#claimed(
+      counters,
+      jobs.map((j) => ({
+        name: j.name,
+        total: j.rows,
+        ci: 1,
+        cs: 1,
+        args: [
+          [bytes ? wp : /** @type {Tensor} */ (j.W).byteOffset, j.rowBytes],
+          [cols, 0],
+          [/** @type {number} */ (vps.get(j.tv)), 0],
+          [j.yp, 4],
+        ],
+      })),
+    );
     for (const j of jobs) j.y.set(new Float32Array(this.#mem.buffer, j.yp, j.rows));
     return jobs.map((j) => j.y);
   }

@@ -11,6 +11,7 @@
 // Then the calls come one of two ways:
 // - ctl = 0, messages:
 //     in:  { type: 'run', id, calls: [name, ...args][] }   out: { type: 'done', id }
+//     (a name starting with '@' is a claimed call, shared by the workers: see claim below)
 //     a failure (a trap, a kernel status other than 0):    out: { type: 'error', id, message }
 // - ctl = the address of this worker's control block (CTL below), where the runtime has
 //   Atomics.waitAsync for the main thread: the worker sleeps in Atomics.wait on the block's SEQ
@@ -62,6 +63,40 @@ function call(k, name, args) {
 }
 
 /**
+ * A claimed call, '@' + kernel name, args [counter, total, chunk, countIndex, countScale,
+ * base0, stride0, base1, stride1, ...]: the workers share the units [0, total) of one job, each
+ * taking the next chunk by an atomic add on the i32 at counter (zeroed by the main thread) until
+ * none is left, so a worker that runs late (another process on its core) takes fewer. A chunk at
+ * start of n units calls the kernel with argument i = base_i + start * stride_i, and
+ * n * countScale inserted at countIndex.
+ * @param {Record<string, any>} k
+ * @param {string} name
+ * @param {number[]} a
+ * @param {WebAssembly.Memory} memory
+ */
+function claim(k, name, a, memory) {
+  const [counter, total, chunk, ci, cs] = a;
+  const ctr = new Int32Array(memory.buffer, counter, 1);
+  for (let start; (start = Atomics.add(ctr, 0, 1) * chunk) < total;) {
+    const args = [];
+    for (let i = 5; i < a.length; i += 2) args.push(a[i] + start * a[i + 1]);
+    args.splice(ci, 0, Math.min(chunk, total - start) * cs);
+    call(k, name, args);
+  }
+}
+
+/**
+ * @param {Record<string, any>} k
+ * @param {string} name a kernel, or '@' and a kernel for a claimed call
+ * @param {number[]} args
+ * @param {WebAssembly.Memory} memory
+ */
+function run(k, name, args, memory) {
+  if (name[0] === '@') claim(k, name.slice(1), args, memory);
+  else call(k, name, args);
+}
+
+/**
  * Runs the calls the main thread writes into the control block at ctl, forever (until the worker
  * is terminated).
  * @param {Record<string, any>} k
@@ -77,14 +112,17 @@ function loop(k, names, memory, ctl) {
   // the ready message and this line, and the main thread would wait for it forever.
   let seen = 0;
   for (;;) {
-    Atomics.wait(i32, CTL.SEQ, seen);
+    // A wake may be stale (the notify of a round already run, delayed on the main thread): sleep
+    // until SEQ has moved.
+    while (Atomics.load(i32, CTL.SEQ) === seen) Atomics.wait(i32, CTL.SEQ, seen);
     seen = Atomics.load(i32, CTL.SEQ);
     let status = 0;
     try {
       for (let c = 0, p = CTL.JOB, n = i32[CTL.NCALLS]; c < n; c++) {
-        const name = names[u32[p]],
+        // the top bit of the kernel index marks a claimed call
+        const name = (u32[p] >>> 31 ? '@' : '') + names[u32[p] & 0x7fffffff],
           argc = u32[p + 1];
-        call(k, name, Array.from(u32.subarray(p + 2, p + 2 + argc)));
+        run(k, name, Array.from(u32.subarray(p + 2, p + 2 + argc)), memory);
         p += 2 + argc;
       }
     } catch (e) {
@@ -107,6 +145,8 @@ function loop(k, names, memory, ctl) {
 export function serve(post, listen) {
   /** @type {Record<string, any> | null} */
   let k = null;
+  /** @type {WebAssembly.Memory | null} */
+  let mem = null;
   listen((req) => {
     const id = req.type === 'run' ? req.id : -1;
     try {
@@ -117,12 +157,13 @@ export function serve(post, listen) {
         ex.__wasm_init_tls(req.tls);
         ex.bq_thread_scratch_init(req.scratch);
         k = ex;
+        mem = req.memory;
         post({ type: 'ready' });
         if (req.ctl) loop(ex, kernelNames(req.module), req.memory, req.ctl);
         return;
       }
       if (!k) throw new Error('blockquant worker: run before init');
-      for (const [name, ...args] of req.calls) call(k, name, args);
+      for (const [name, ...args] of req.calls) run(k, name, args, /** @type {WebAssembly.Memory} */ (mem));
       post({ type: 'done', id });
     } catch (e) {
       post({ type: 'error', id, message: `${/** @type {Error} */ (e)?.message ?? e}` });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { CODEC_TYPES, typeInfo, byteLength, init as init1 } from '../js/index-node.js';
 import { init, spawnNode, threadsModuleFile } from '../js/threads-node.js';
-import { Pool, initThreads, splitRange, threadsUnsupported } from '../js/threads.js';
+import { Pool, initThreads, threadsUnsupported } from '../js/threads.js';
 import { CTL } from '../js/worker-core.js';
 import { SEED, firstDiff, rng } from './lib/helpers.js';
 
@@ -110,6 +110,20 @@ test('concurrent calls run in call order and each gets its own result', async ()
   }
 });
 
+test('many small rounds in a row, more workers than chunks: every call settles with its own result', async () => {
+  // Workers that find nothing left to claim finish before the main thread waits; their wakes
+  // must not be taken for the next round's.
+  const bq = await init({ threads: 3, minSplitBytes: 0 });
+  try {
+    const ps = [0, 1].map((i) => problem('q8_0', 2, 32, SEED + 60 + i));
+    const want = ps.map((p) => one.matvec('q8_0', p.bytes, 2, p.x));
+    const Ws = ps.map((p) => bq.tensor('q8_0', p.bytes, 2, 32));
+    for (let i = 0; i < 3000; i++) same(await bq.matvec(Ws[i & 1], ps[i & 1].x), want[i & 1], `round ${i}`);
+  } finally {
+    await bq.close();
+  }
+});
+
 test('errors: bad arguments reject, a disposed or foreign handle is refused', async () => {
   const bq = await init({ threads: 2 });
   try {
@@ -148,27 +162,6 @@ test('threads 1, or no shared memory: the synchronous codec with threads === 1, 
   assert.equal(threadsUnsupported(), '');
   await assert.rejects(init({ threads: 0 }), RangeError);
   await assert.rejects(init({ threads: 1.5 }), RangeError);
-});
-
-test('splitRange covers [0, n) in whole steps, in order, none empty', () => {
-  for (const [n, parts, step] of [
-    [0, 2, 1],
-    [1, 3, 1],
-    [7, 3, 1],
-    [96, 2, 32],
-    [320, 3, 32],
-    [256 * 5, 4, 256],
-  ]) {
-    const r = splitRange(n, parts, step);
-    let at = 0;
-    for (const [s, c] of r) {
-      assert.equal(s, at);
-      assert.ok(c > 0 && c % step === 0);
-      at += c;
-    }
-    assert.equal(at, n);
-    assert.ok(r.length <= parts);
-  }
 });
 
 /**
@@ -238,6 +231,44 @@ for (const mode of ['atomics', 'messages']) {
     await assert.rejects(bq.matvec('q4_0', bytes, 8, x), /closed/);
   });
 }
+
+test('atomics: a stale wake (a notify of a round already settled) does not end the next round', async () => {
+  // The test plays the worker on the control block: ready at once, DONE written by hand.
+  const module = await threadsModuleFile();
+  const memory = new WebAssembly.Memory({ initial: 300, maximum: 65536, shared: true });
+  await WebAssembly.instantiate(module, { env: { memory } });
+  const ctl = 290 * 65536;
+  /** @type {import('../js/threads.js').WorkerLike} */
+  const fake = {
+    post: () => undefined,
+    onMessage: (f) => queueMicrotask(() => f({ type: 'ready' })),
+    onError: () => undefined,
+    terminate: () => undefined,
+  };
+  const pool = await Pool.start(1, () => fake, module, memory, [{ stack: 0, tls: 0, scratch: 0, ctl }]);
+  const i32 = new Int32Array(memory.buffer, ctl, CTL.BYTES / 4);
+  const job = /** @type {import('../js/threads.js').KernelCall[][]} */ ([[['bq_q4_0_dequantize', 0, 0, 32]]]);
+  const p1 = pool.run(job);
+  assert.equal(Atomics.load(i32, CTL.SEQ), 1);
+  Atomics.store(i32, CTL.DONE, 1);
+  Atomics.notify(i32, CTL.DONE);
+  await p1;
+  /** @type {unknown} */
+  let settled;
+  const p2 = pool.run(job).then(
+    () => (settled = 'done'),
+    (e) => (settled = e),
+  );
+  assert.equal(Atomics.load(i32, CTL.SEQ), 2);
+  Atomics.notify(i32, CTL.DONE); // round 1's notify, late
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(settled, undefined, 'round 2 still waits for its worker');
+  Atomics.store(i32, CTL.DONE, 2);
+  Atomics.notify(i32, CTL.DONE);
+  await p2;
+  assert.equal(settled, 'done');
+  pool.close();
+});
 
 /** @param {string} code */
 const runChild = (code) =>
