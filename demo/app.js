@@ -3,6 +3,10 @@
 import { layoutText } from './layout.js';
 import { valuesView } from './values-view.js';
 import { blockFields } from '../js/types.js';
+import { tensorTree } from './tree.js';
+import { viewerOpened, viewerClosed } from './viewer.js';
+import { readLink, writeLink } from './links.js';
+import { shardNames } from './viewer-data.js';
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 const el = (tag, attrs = {}, ...kids) => {
@@ -56,6 +60,7 @@ function busy(text) {
   $('#status').textContent = text;
 }
 function done() {
+  syncLink();
   $('#status').textContent = '';
   document.body.dataset.ready = 'true';
 }
@@ -107,15 +112,15 @@ async function openSource(source, label) {
       $('#build').textContent = `wasm build: ${info.backend}`;
       $('#file-info').textContent =
         `${label}: GGUF v${info.version}, ${info.littleEndian ? 'little' : 'big'}-endian, ${info.tensors.length} tensors`;
-      const dl = $('#meta dl');
-      dl.replaceChildren(...info.kv.flatMap((e) => [el('dt', { text: e.key }), el('dd', { text: e.text })]));
+      linkUrls = [source].flat().every((x) => typeof x === 'string') ? [source].flat() : [];
     } catch (e) {
       // The worker has let the previous file go: show none, so nothing on the page disagrees with it.
       state.file = null;
       state.selected = null;
       state.analysis = null;
       $('#file-info').textContent = `${label}: not opened`;
-      $('#meta dl').replaceChildren();
+      linkUrls = [];
+      viewerClosed();
       renderList();
       $('#view').replaceChildren(
         el('p', { class: 'hint', text: 'No file is open. Open a GGUF file or the bundled sample.' }),
@@ -128,6 +133,7 @@ async function openSource(source, label) {
     }
     renderList();
     $('#view').replaceChildren(el('p', { class: 'hint', text: 'Choose a tensor from the list.' }));
+    await viewerOpened(call, el, label);
     $('#inspector').hidden = true;
     const first = state.file.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
     if (first && first.dims.length > 1) await analyse(first.name);
@@ -135,8 +141,7 @@ async function openSource(source, label) {
 }
 
 $('#file-input').addEventListener('change', (ev) => {
-  const f = /** @type {HTMLInputElement} */ (ev.target).files?.[0];
-  if (f) openSource(f, f.name);
+  openFiles(/** @type {HTMLInputElement} */ (ev.target).files);
 });
 $('#url-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
@@ -149,7 +154,9 @@ $('#url-form').addEventListener('submit', (ev) => {
     showError(`Could not open ${u}: it is not a URL. Enter an http(s) address of a GGUF file.`);
     return;
   }
-  openSource(href, u);
+  // A split model's first shard opens every shard (name-00001-of-0000N.gguf).
+  const shards = shardNames(href);
+  openSource(shards && shards.length > 1 ? shards : href, u);
 });
 $('#sample').addEventListener('click', () => openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf'));
 document.addEventListener('dragover', (ev) => {
@@ -157,51 +164,20 @@ document.addEventListener('dragover', (ev) => {
 });
 document.addEventListener('drop', (ev) => {
   ev.preventDefault();
-  const f = ev.dataTransfer?.files?.[0];
-  if (f) openSource(f, f.name);
+  openFiles(ev.dataTransfer?.files);
 });
 
 // ---- tensor list ----
 $('#filter').addEventListener('input', renderList);
 $('#sort').addEventListener('change', renderList);
 
+const tree = tensorTree(/** @type {HTMLTableElement} */ ($('#tensors')), (name) => selectTensor(name));
+/** The tensor list (tree.js): grouped by layer, filtered and sorted by the controls above it. */
 function renderList() {
-  if (!state.file) {
-    $('#tensors tbody').replaceChildren();
-    return;
-  }
-  const q = /** @type {HTMLInputElement} */ ($('#filter')).value.toLowerCase();
-  const sort = /** @type {HTMLSelectElement} */ ($('#sort')).value;
-  let ts = state.file.tensors.filter((t) => t.name.toLowerCase().includes(q));
-  if (sort === 'name') ts = [...ts].sort((a, b) => a.name.localeCompare(b.name));
-  if (sort === 'size') ts = [...ts].sort((a, b) => b.byteLength - a.byteLength);
-  $('#tensors tbody').replaceChildren(
-    ...ts.map((t) => {
-      const row = el(
-        'tr',
-        {
-          'data-testid': 'tensor-row',
-          'data-name': t.name,
-          tabindex: '0',
-          'aria-selected': String(t.name === state.selected),
-          ...(t.unsupported ? { class: 'unsupported', title: `Not analysable: ${t.unsupported}` } : {}),
-        },
-        el('td', { text: t.name }),
-        el('td', { text: t.unsupported ? `${t.typeName} ⊘` : t.typeName }),
-        el('td', { text: `[${t.dims.join(', ')}]` }),
-        el('td', { class: 'num', text: fmtBytes(t.byteLength) }),
-      );
-      row.addEventListener('click', () => selectTensor(t.name));
-      row.addEventListener('keydown', (ev) => {
-        if (ev.key === 'Enter' || ev.key === ' ') {
-          ev.preventDefault();
-          selectTensor(t.name);
-        }
-        if (ev.key === 'ArrowDown') /** @type {HTMLElement | null} */ (row.nextElementSibling)?.focus();
-        if (ev.key === 'ArrowUp') /** @type {HTMLElement | null} */ (row.previousElementSibling)?.focus();
-      });
-      return row;
-    }),
+  tree.update(state.file?.tensors ?? [], state.selected ?? '', state.file);
+  tree.filter(
+    /** @type {HTMLInputElement} */ ($('#filter')).value,
+    /** @type {HTMLSelectElement} */ ($('#sort')).value,
   );
 }
 
@@ -801,4 +777,49 @@ function renderInspector(r) {
 }
 
 // Open the bundled sample at once.
-openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf');
+// ---- files picked, deep links ----
+/** The URLs of the open file (empty for a local file, which a link cannot name). */
+let linkUrls = /** @type {string[]} */ ([]);
+
+/** Opens the picked files: one file, or every shard of a split model (sorted by name). */
+function openFiles(/** @type {FileList | null | undefined} */ list) {
+  const fs = [...(list ?? [])].sort((a, b) => a.name.localeCompare(b.name));
+  if (fs.length === 1) openSource(fs[0], fs[0].name);
+  else if (fs.length > 1) openSource(fs, `${fs[0].name} (+${fs.length - 1} shards)`);
+}
+
+/** Writes what the page shows into its URL (links.js), once the page has settled. */
+function syncLink() {
+  if (!linkStarted) return;
+  const ins = $('#inspector');
+  writeLink({
+    urls: linkUrls.map((u) =>
+      u.startsWith(new URL('./', location.href).href) ? u.slice(new URL('./', location.href).href.length) : u,
+    ),
+    tensor: state.selected,
+    format: state.analysis?.kind === 'float' ? state.format : null,
+    block: state.selected && !ins.hidden && ins.dataset.block ? Number(ins.dataset.block) : null,
+  });
+}
+
+/** Opens what the page's URL names (else the bundled sample), then its tensor, format and block. */
+let linkStarted = false;
+async function restoreLink() {
+  const link = readLink(location.href);
+  const urls = link.urls.map((u) => new URL(u, location.href).href);
+  const all = urls.length === 1 ? (shardNames(urls[0]) ?? urls) : urls;
+  if (!all.length) {
+    linkStarted = true;
+    return openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf');
+  }
+  await openSource(all.length === 1 ? all[0] : all, link.urls[0]);
+  linkStarted = true;
+  if (!link.tensor || !state.file) return syncLink();
+  if (link.format) state.format = link.format;
+  await selectTensor(link.tensor);
+  if (link.block !== null && state.selected === link.tensor) {
+    state.cursor = link.block;
+    await inspect(link.block);
+  }
+}
+restoreLink();

@@ -1,0 +1,58 @@
+// The model viewer's panels (overview, metadata, vocabulary) under index.html's #model tabs: filled
+// from the worker when a file opens, emptied when none is open. Tabs follow the ARIA tabs pattern
+// (one tab stop, Left/Right/Home/End to move, the panel follows focus).
+import { renderOverview } from './overview.js';
+import { renderMeta } from './meta.js';
+import { renderVocab } from './vocab.js';
+
+const $ = (/** @type {string} */ s) => /** @type {HTMLElement} */ (document.querySelector(s));
+
+const tabs = () => /** @type {HTMLElement[]} */ ([...document.querySelectorAll('#model [role=tab]')]);
+
+/** Shows one tab's panel (by tab element). */
+function choose(/** @type {HTMLElement} */ tab, focus = false) {
+  for (const t of tabs()) {
+    const on = t === tab;
+    t.setAttribute('aria-selected', String(on));
+    t.tabIndex = on ? 0 : -1;
+    const panel = document.getElementById(/** @type {string} */ (t.getAttribute('aria-controls')));
+    if (panel) panel.hidden = !on;
+  }
+  if (focus) tab.focus();
+}
+
+for (const t of tabs()) {
+  t.addEventListener('click', () => choose(t));
+  t.addEventListener('keydown', (ev) => {
+    const all = tabs();
+    const i = all.indexOf(t);
+    const j = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: all.length - 1 }[ev.key];
+    if (j === undefined) return;
+    ev.preventDefault();
+    choose(all[(j + all.length) % all.length], true);
+  });
+}
+
+/**
+ * Fills the panels for the file the worker has just opened. Resolves when all three are drawn.
+ * @param {(op: string, args?: object) => Promise<any>} call the worker RPC
+ * @param {(tag: string, attrs?: Record<string, any>, ...kids: any[]) => HTMLElement} el
+ * @param {string} label the file's name or URL
+ */
+export async function viewerOpened(call, el, label) {
+  $('#model').hidden = false;
+  const o = await call('overview');
+  renderOverview($('#overview'), o, el, label);
+  await renderMeta($('#metadata'), call, el);
+  await renderVocab($('#vocab'), call, el);
+}
+
+/** Empties the panels (no file is open). */
+export function viewerClosed() {
+  for (const id of ['#overview', '#metadata', '#vocab']) {
+    const box = $(id);
+    for (const k of Object.keys(box.dataset)) if (k !== 'testid') delete box.dataset[k];
+    box.replaceChildren();
+  }
+  $('#model').hidden = true;
+}
