@@ -7,6 +7,7 @@ import { tensorTree } from './tree.js';
 import { viewerOpened, viewerClosed } from './viewer.js';
 import { readLink, writeLink } from './links.js';
 import { shardNames } from './viewer-data.js';
+import { heatmapFigure, histogramBars, setMarker } from './draw.js';
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 const el = (tag, attrs = {}, ...kids) => {
@@ -33,7 +34,7 @@ worker.onmessage = (ev) => {
   const p = pending.get(id);
   pending.delete(id);
   if (ok) p.resolve(result);
-  else p.reject(new Error(error));
+  else p.reject(Object.assign(new Error(error), { code: ev.data.code }));
 };
 worker.onerror = (ev) => showError(`worker failed: ${ev.message}`);
 const call = (op, args = {}) =>
@@ -73,7 +74,10 @@ function clearError() {
   $('#error').hidden = true;
 }
 
+// Tasks may overlap (a tensor chosen while another is analysed): the page is ready when none runs.
+let running = 0;
 async function task(text, fn) {
+  running++;
   busy(text);
   const slow = setTimeout(() => {
     $('#status').textContent = `${text} (still working…)`;
@@ -84,7 +88,7 @@ async function task(text, fn) {
     showError(`${/** @type {Error} */ (e).message}. Reload the page if it keeps happening.`);
   } finally {
     clearTimeout(slow);
-    done();
+    if (--running === 0) done();
   }
 }
 
@@ -185,6 +189,7 @@ async function selectTensor(name) {
   await task(`analysing ${name}…`, () => analyse(name));
 }
 
+let analyses = 0;
 /** Analyses a tensor; the page switches to it only once the worker has, so the two always agree. */
 async function analyse(name) {
   const t = state.file?.tensors.find((x) => x.name === name);
@@ -205,8 +210,11 @@ async function analyse(name) {
     );
     return;
   }
+  // Only the latest request may change the view: an older one returns once abandoned or answered.
+  const mine = ++analyses;
   try {
     const a = await call('analyze', { name });
+    if (mine !== analyses) return;
     clearError();
     state.selected = name;
     state.analysis = a;
@@ -215,6 +223,7 @@ async function analyse(name) {
     $('#inspector').hidden = true;
     renderView();
   } catch (e) {
+    if (mine !== analyses || /** @type {any} */ (e).code === 'cancelled') return;
     const still = state.selected ? ` The page still shows ${state.selected};` : '';
     showError(
       `Could not analyse ${name} in ${state.label}: ${/** @type {Error} */ (e).message}.${still} choose another tensor or file.`,
@@ -291,28 +300,16 @@ function renderView() {
     const f = a.formats.find((x) => x.format === state.format);
     const unit = f.blockSize === 256 ? 'super-block' : 'block';
     const maps = {
-      rmse: { values: f.rmseBlocks, g: geo(a, f.blockSize, f.blockSize), title: `${unit} RMSE`, worst: f.worst.rmse },
-      max: {
-        values: f.maxBlocks,
-        g: geo(a, f.blockSize, f.blockSize),
-        title: `${unit} max |error|`,
-        worst: f.worst.max,
-      },
-      ...(f.subRmse
-        ? {
-            sub: {
-              values: f.subRmse,
-              g: geo(a, f.blockSize, f.subBlock),
-              title: `sub-block (${f.subBlock} values) RMSE`,
-              worst: f.worst.sub,
-            },
-          }
+      rmse: { g: geo(a, f.blockSize, f.blockSize), title: `${unit} RMSE` },
+      max: { g: geo(a, f.blockSize, f.blockSize), title: `${unit} max |error|` },
+      ...(f.hasSub
+        ? { sub: { g: geo(a, f.blockSize, f.subBlock), title: `sub-block (${f.subBlock} values) RMSE` } }
         : {}),
     };
     const opts = [
       ['rmse', `${unit} RMSE`],
       ['max', `${unit} max |error|`],
-      ...(f.subRmse ? [['sub', 'sub-block RMSE']] : []),
+      ...(f.hasSub ? [['sub', 'sub-block RMSE']] : []),
     ];
     const map = maps[pickMetric(opts)];
     v.replaceChildren(
@@ -320,42 +317,46 @@ function renderView() {
       partial(a),
       summary,
       el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls(opts)),
-      heatmap(map.values, map.g, `${map.title} of ${state.format}`),
-      el('h3', { text: 'distribution of block RMSE, per format' }),
+      heatmap(`${state.format}:${state.metric}`, map.g, `${map.title} of ${state.format}`),
+      el('h3', { text: 'distribution of block RMSE, per format (shared axes)' }),
       el(
         'div',
         { class: 'multiples' },
         ...a.formats.map((g) =>
-          bars(
+          histogramBars(
             g.hist.counts,
-            `${g.format}: ${fmtNum(g.hist.lo)} … ${fmtNum(g.hist.hi)}${g.hist.log ? ' (log bins)' : ''}`,
-            220,
+            `${g.format}: block RMSE ${fmtNum(g.hist.lo)} … ${fmtNum(g.hist.hi)}${g.hist.log ? ' (log bins)' : ''}`,
+            {
+              width: 220,
+              maxCount: g.hist.maxCount,
+              attrs: { 'data-testid': 'rmse-histogram', 'data-format': g.format },
+            },
           ),
         ),
       ),
       el('h3', { text: `worst ${unit}s` }),
-      worstList(map.values, map.g, map.worst),
+      worstList(f.worstValues[state.metric], map.g, f.worst[state.metric]),
     );
   } else {
     const ruler = a.ruler;
     const B = a.blockSize;
     const unit = B === 256 ? 'super-block' : 'block';
-    /** @type {Record<string, { values: ArrayLike<number>, g: any, title: string }>} */
+    /** @type {Record<string, { g: any, title: string }>} */
     const maps = {};
     const opts = [];
-    for (const [n, vals] of Object.entries(a.fields)) {
-      maps[`f:${n}`] = { values: vals, g: geo(a, B, B), title: `${n} per ${unit}` };
+    for (const n of a.fields) {
+      maps[`f:${n}`] = { g: geo(a, B, B), title: `${n} per ${unit}` };
       opts.push([`f:${n}`, n]);
     }
     if (a.sc) {
-      maps.sc = { values: a.sc, g: geo(a, B, a.subBlock), title: `sub-block scale sc_j (${a.subBlock} values)` };
+      maps.sc = { g: geo(a, B, a.subBlock), title: `sub-block scale sc_j (${a.subBlock} values)` };
       opts.push(['sc', 'sub-block scales']);
     }
     if (a.m) {
-      maps.m = { values: a.m, g: geo(a, B, a.subBlock), title: `sub-block min m_j (${a.subBlock} values)` };
+      maps.m = { g: geo(a, B, a.subBlock), title: `sub-block min m_j (${a.subBlock} values)` };
       opts.push(['m', 'sub-block mins']);
     }
-    maps.ruler = { values: ruler.rmseBlocks, g: geo(a, B, 32), title: 'Q8_0 ruler: RMSE per 32 values' };
+    maps.ruler = { g: geo(a, B, 32), title: 'Q8_0 ruler: RMSE per 32 values' };
     opts.push(['ruler', 'Q8_0 ruler RMSE']);
     const map = maps[pickMetric(opts)];
     v.replaceChildren(
@@ -368,17 +369,19 @@ function renderView() {
         text: `Re-quantizing the decoded values to Q8_0 (the ruler): RMSE ${fmtNum(ruler.rmse)}, max |error| ${fmtNum(ruler.maxAbs)}, SNR ${ruler.snr.toFixed(2)} dB. An implementation bug in a format shows up as anomalous error against Q8_0.`,
       }),
       el('div', { class: 'controls' }, metricControls(opts)),
-      heatmap(map.values, map.g, map.title),
+      heatmap(state.metric, map.g, map.title),
       el('h3', { text: 'code histogram' }),
-      bars(a.codes.counts, `q = ${a.codes.offset} … ${a.codes.offset + a.codes.counts.length - 1}`, 480, {
-        'data-testid': 'code-histogram',
-        'data-offset': String(a.codes.offset),
-        'data-counts': a.codes.counts.join(','),
+      histogramBars(a.codes.counts, `q = ${a.codes.offset} … ${a.codes.offset + a.codes.counts.length - 1}`, {
+        attrs: {
+          'data-testid': 'code-histogram',
+          'data-offset': String(a.codes.offset),
+          'data-counts': a.codes.counts.join(','),
+        },
       }),
       el('h3', { text: 'decoded value distribution' }),
-      bars(a.values.counts, `${fmtNum(a.values.lo)} … ${fmtNum(a.values.hi)}`),
+      histogramBars(a.values.counts, `value ${fmtNum(a.values.lo)} … ${fmtNum(a.values.hi)}`),
       el('h3', { text: 'worst Q8_0 ruler blocks' }),
-      worstList(ruler.rmseBlocks, maps.ruler.g, ruler.worst),
+      worstList(ruler.worstValues, maps.ruler.g, ruler.worst),
     );
   }
 }
@@ -425,163 +428,25 @@ function metricControls(opts) {
   return el('span', { class: 'controls' }, el('label', {}, 'show ', metric), el('label', {}, 'scale ', scale));
 }
 
-// A perceptual ramp (dark blue -> teal -> yellow).
-const STOPS = [
-  [48, 18, 59],
-  [65, 105, 225],
-  [30, 170, 150],
-  [150, 210, 60],
-  [250, 230, 40],
-];
-function colour(t) {
-  if (!Number.isFinite(t)) return [160, 160, 160];
-  const x = Math.min(1, Math.max(0, t)) * (STOPS.length - 1);
-  const i = Math.min(STOPS.length - 2, Math.floor(x)),
-    f = x - i;
-  return STOPS[i].map((c, k) => Math.round(c + (STOPS[i + 1][k] - c) * f));
-}
+/** Zoom level of the heatmaps, kept while formats and metrics are toggled. */
+const zoom = { level: 1 };
 
 /**
- * A heatmap of per-cell values (g.perRow cells per row, g.cellsPerBlock cells per block: one per
- * block, per sub-block or per 32-value ruler block); clicking a cell inspects its block. Large
- * tensors are drawn from every sx-th cell and sy-th row, so the work here is bounded.
+ * A heatmap of one of the analysed tensor's maps (key: see the worker's heatmap op), drawn in the
+ * worker; draw.js adds the axes, readout, zoom and marker. Clicking a cell inspects its block.
  */
-function heatmap(values, g, title) {
-  const MAX = 384;
-  const sx = Math.ceil(g.perRow / MAX),
-    sy = Math.ceil(g.rows / MAX);
-  const W = Math.ceil(g.perRow / sx),
-    H = Math.ceil(g.rows / sy);
-  const cw = Math.max(1, Math.min(64, Math.floor(560 / W))),
-    ch = Math.max(1, Math.min(8, Math.floor(420 / H)));
-  const canvas = /** @type {HTMLCanvasElement} */ (
-    el('canvas', {
-      'data-testid': 'heatmap',
-      'data-cells': `${W}x${H}`,
-      width: String(W * cw),
-      height: String(H * ch),
-      tabindex: '0',
-      role: 'img',
-      'aria-label': `${title} heatmap; arrow keys move, Enter inspects a block`,
-    })
-  );
-  const at = (x, y) => values[Math.min(g.rows - 1, y * sy) * g.perRow + Math.min(g.perRow - 1, x * sx)];
-  const tf = (v) => (state.scale === 'log' ? Math.log10(Math.max(v, 1e-30)) : v);
-  let lo = Infinity,
-    hi = -Infinity;
-  for (let y = 0; y < H; y++)
-    for (let x = 0; x < W; x++) {
-      const v = at(x, y);
-      if (Number.isFinite(v) && (state.scale !== 'log' || v > 0)) {
-        const t = tf(v);
-        if (t < lo) lo = t;
-        if (t > hi) hi = t;
-      }
-    }
-  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
-  const img = ctx.createImageData(W * cw, H * ch);
-  for (let y = 0; y < H; y++)
-    for (let x = 0; x < W; x++) {
-      const v = at(x, y);
-      const [r, gr, b] =
-        state.scale === 'log' && !(v > 0) ? [160, 160, 160] : colour(hi > lo ? (tf(v) - lo) / (hi - lo) : 0.5);
-      for (let py = 0; py < ch; py++)
-        for (let px = 0; px < cw; px++) {
-          const o = ((y * ch + py) * W * cw + x * cw + px) * 4;
-          img.data[o] = r;
-          img.data[o + 1] = gr;
-          img.data[o + 2] = b;
-          img.data[o + 3] = 255;
-        }
-    }
-  ctx.putImageData(img, 0, 0);
-  const nBlocks = g.rows * g.blocksPerRow;
-  const blockAt = (x, y) =>
-    Math.min(g.rows - 1, y * sy) * g.blocksPerRow + Math.floor(Math.min(g.perRow - 1, x * sx) / g.cellsPerBlock);
-  // Outline the inspected block's cells.
-  const mark = () => {
-    ctx.putImageData(img, 0, 0);
-    const c0 = (state.cursor % g.blocksPerRow) * g.cellsPerBlock;
-    const x0 = Math.floor(c0 / sx),
-      x1 = Math.floor((c0 + g.cellsPerBlock - 1) / sx) + 1,
-      y0 = Math.floor(Math.floor(state.cursor / g.blocksPerRow) / sy);
-    ctx.lineWidth = 1;
-    ctx.strokeStyle = '#fff';
-    ctx.strokeRect(x0 * cw - 1.5, y0 * ch - 1.5, (x1 - x0) * cw + 3, ch + 3);
-    ctx.strokeStyle = '#000';
-    ctx.strokeRect(x0 * cw - 0.5, y0 * ch - 0.5, (x1 - x0) * cw + 1, ch + 1);
-  };
-  if (!$('#inspector').hidden) mark();
-  canvas.addEventListener('click', (ev) => {
-    const rect = canvas.getBoundingClientRect();
-    const x = Math.min(W - 1, Math.floor(((ev.clientX - rect.left) / rect.width) * W)),
-      y = Math.min(H - 1, Math.floor(((ev.clientY - rect.top) / rect.height) * H));
-    state.cursor = blockAt(x, y);
-    mark();
-    inspect(state.cursor);
+function heatmap(key, g, title) {
+  const name = state.selected;
+  return heatmapFigure(g, title, {
+    draw: (view) => call('heatmap', { name, key, ...view }),
+    task,
+    inspect,
+    cursor: () => state.cursor,
+    setCursor: (b) => (state.cursor = b),
+    zoom,
+    log: state.scale === 'log',
+    markerShown: () => !$('#inspector').hidden,
   });
-  canvas.addEventListener('keydown', (ev) => {
-    const moves = {
-      ArrowLeft: -Math.max(1, sx / g.cellsPerBlock),
-      ArrowRight: Math.max(1, sx / g.cellsPerBlock),
-      ArrowUp: -g.blocksPerRow * sy,
-      ArrowDown: g.blocksPerRow * sy,
-    };
-    if (ev.key in moves) {
-      ev.preventDefault();
-      state.cursor = Math.min(nBlocks - 1, Math.max(0, Math.round(state.cursor + moves[ev.key])));
-      mark();
-      inspect(state.cursor);
-    }
-    if (ev.key === 'Enter') inspect(state.cursor);
-  });
-  const legend = el(
-    'div',
-    { class: 'legend' },
-    el('span', { text: state.scale === 'log' ? `10^${lo.toFixed(2)}` : fmtNum(lo) }),
-    ramp(),
-    el('span', { text: state.scale === 'log' ? `10^${hi.toFixed(2)}` : fmtNum(hi) }),
-    el('span', { class: 'note', text: `(${state.scale})` }),
-  );
-  const cells = g.per === g.B ? `blocks of ${g.B}` : `cells of ${g.per} values, ${g.cellsPerBlock} per block of ${g.B}`;
-  const note =
-    sx > 1 || sy > 1
-      ? el('p', {
-          class: 'note',
-          text: `Large tensor: the heatmap shows every ${sy > 1 ? `${sy}th row` : 'row'} and every ${sx > 1 ? `${sx}th cell` : 'cell'} (${W}×${H} of ${g.perRow}×${g.rows}); click to inspect.`,
-        })
-      : el('p', {
-          class: 'note',
-          text: `${g.rows} rows × ${g.perRow} ${cells}; click a cell (or focus it and use the arrow keys) to inspect its block.`,
-        });
-  return el('figure', {}, el('figcaption', { text: title }), canvas, legend, note);
-}
-
-function ramp() {
-  const c = /** @type {HTMLCanvasElement} */ (el('canvas', { width: '160', height: '12', 'aria-hidden': 'true' }));
-  const ctx = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d'));
-  for (let x = 0; x < 160; x++) {
-    const [r, g, b] = colour(x / 159);
-    ctx.fillStyle = `rgb(${r},${g},${b})`;
-    ctx.fillRect(x, 0, 1, 12);
-  }
-  return c;
-}
-
-function bars(counts, caption, W = 480, attrs = {}) {
-  const H = 90;
-  const c = /** @type {HTMLCanvasElement} */ (
-    el('canvas', { width: String(W), height: String(H), role: 'img', 'aria-label': caption })
-  );
-  const ctx = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d'));
-  const max = Math.max(1, ...counts);
-  const bw = W / counts.length;
-  ctx.fillStyle = '#2a5db0';
-  counts.forEach((n, i) => {
-    const h = (n / max) * (H - 2);
-    ctx.fillRect(i * bw, H - h, Math.max(1, bw - 1), h);
-  });
-  return el('figure', attrs, c, el('figcaption', { class: 'note', text: caption }));
 }
 
 /** The worst cells (indices computed in the worker), as buttons that inspect their blocks. */
@@ -589,7 +454,7 @@ function worstList(values, g, idx) {
   return el(
     'ol',
     { class: 'worst' },
-    ...idx.map((i) => {
+    ...idx.map((i, k) => {
       const r = Math.floor(i / g.perRow),
         b = r * g.blocksPerRow + Math.floor((i % g.perRow) / g.cellsPerBlock);
       const li = el(
@@ -597,12 +462,13 @@ function worstList(values, g, idx) {
         {},
         el('button', {
           type: 'button',
-          text: `block ${b} (row ${r}, block ${b % g.blocksPerRow}${g.cellsPerBlock > 1 ? `, cell ${i % g.perRow}` : ''}): ${fmtNum(values[i])}`,
+          text: `block ${b} (row ${r}, block ${b % g.blocksPerRow}${g.cellsPerBlock > 1 ? `, cell ${i % g.perRow}` : ''}): ${fmtNum(values[k])}`,
         }),
       );
       /** @type {HTMLElement} */ (li.querySelector('button')).addEventListener('click', () => {
         state.cursor = b;
         inspect(b);
+        setMarker(b);
       });
       return li;
     }),

@@ -9,6 +9,7 @@ import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './lay
 import { gridTables } from './grids.js';
 import { viewerOps } from './viewer-ops.js';
 import { VALUE_TYPES, valuesSummary } from './values-view.js';
+import { renderHeatmap, sharedHistograms } from './heatmap.js';
 
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
@@ -18,12 +19,25 @@ const asked = new URL(self.location.href).searchParams.get('backend');
 const bqPromise = init(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {});
 /** @type {any} */
 let file = null;
-/** The tensor analysed last: its f32 values and, per format, its blocks. */
-/** @type {{ name: string, x: Float32Array, q: Map<string, Uint8Array> } | null} */
+/** The tensor analysed last: its f32 values, per format its blocks, and its heatmaps' values
+ * (kept here: the page asks for drawn heatmaps, never for the per-block arrays). */
+/** @type {{ name: string, x: Float32Array, q: Map<string, Uint8Array>,
+ *   maps: Map<string, { values: ArrayLike<number>, rows: number, perRow: number }> } | null} */
 let current = null;
 /** The IQ grid tables, read out of the codec the first time a grid-format tensor is opened. */
 /** @type {Record<string, Int8Array> | null} */
 let gridCache = null;
+/** Bumped when an open or analyze message arrives: a running analysis that sees it change stops. */
+let generation = 0;
+/** An error for an analysis abandoned because a newer one was asked for. */
+function cancelled() {
+  return Object.assign(new Error('abandoned for a newer request'), { code: 'cancelled' });
+}
+/** Lets queued messages arrive (and bump generation), then stops if this analysis is stale. */
+async function checkpoint(/** @type {number} */ gen) {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  if (gen !== generation) throw cancelled();
+}
 
 /**
  * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
@@ -89,8 +103,9 @@ const ops = {
     };
   },
 
-  async analyze({ name }) {
+  async analyze({ name, gen }) {
     const bq = await bqPromise;
+    await checkpoint(gen);
     const t = tensor(name);
     const why = unsupported(t);
     if (why) throw new Error(`cannot analyse ${name}: ${why}`);
@@ -104,31 +119,53 @@ const ops = {
       current = null; // no blocks to inspect
       return { kind: 'values', ...geometry, type: typeInfo(t.type).name, ...valuesSummary(/** @type {any} */ (x)) };
     }
+    /** @type {Map<string, { values: ArrayLike<number>, rows: number, perRow: number }>} */
+    const maps = new Map();
+    const map = (/** @type {string} */ key, /** @type {ArrayLike<number>} */ values, /** @type {number} */ per) =>
+      maps.set(key, { values, rows, perRow: rowLen / per });
     if (FLOATS.has(t.type)) {
       const q = new Map();
       const formats = [];
+      /** @type {Float32Array[]} */
+      const rmses = [];
       for (const f of FORMATS) {
         const { blockSize, typeSize, subBlock } = typeInfo(f);
         if (rowLen % blockSize !== 0) continue;
+        await checkpoint(gen);
         const bytes = bq.quantize(f, x);
         q.set(f, bytes);
         const back = bq.dequantize(f, bytes);
         const s = bq.blockStats(f, x);
+        map(`${f}:rmse`, s.rmse, blockSize);
+        map(`${f}:max`, s.maxAbs, blockSize);
+        if (s.sub) map(`${f}:sub`, s.sub.rmse, subBlock);
+        rmses.push(s.rmse);
+        const w = { rmse: worst(s.rmse), max: worst(s.maxAbs), sub: s.sub ? worst(s.sub.rmse) : [] };
+        const sub = s.sub?.rmse;
         formats.push({
           format: f,
           blockSize,
           subBlock: s.sub ? subBlock : 0,
           bits: (typeSize * 8) / blockSize,
           ...errorSummary(x, back),
-          rmseBlocks: s.rmse,
-          maxBlocks: s.maxAbs,
-          subRmse: s.sub?.rmse ?? null,
+          hasSub: !!s.sub,
           worstRmse: s.rmse.reduce((a, b) => (b > a ? b : a), 0),
-          worst: { rmse: worst(s.rmse), max: worst(s.maxAbs), sub: s.sub ? worst(s.sub.rmse) : [] },
-          hist: histogram(s.rmse, 40, true),
+          worst: w,
+          worstValues: {
+            rmse: w.rmse.map((i) => s.rmse[i]),
+            max: w.max.map((i) => s.maxAbs[i]),
+            sub: sub ? w.sub.map((i) => sub[i]) : [],
+          },
+          hist: /** @type {any} */ (null),
         });
       }
-      current = { name, x, q };
+      await checkpoint(gen);
+      // One set of bins for every format's block RMSE, so their histograms share their axes.
+      const h = sharedHistograms(rmses, 40, true);
+      formats.forEach(
+        (f, i) => (f.hist = { lo: h.lo, hi: h.hi, log: h.log, maxCount: h.maxCount, counts: h.counts[i] }),
+      );
+      current = { name, x, q, maps };
       return { kind: 'float', ...geometry, formats };
     }
     // A quantized tensor: its scales, its codes, its values, and the Q8_0 ruler.
@@ -148,33 +185,52 @@ const ops = {
     const counts = new Array(c.codeCount).fill(0);
     const codes = new Int32Array(info.blockSize);
     for (let b = 0, o = 0; b < nb; b++, o += info.typeSize) {
+      if ((b & 65535) === 65535) await checkpoint(gen);
       const s = scalarFields(info.name, bytes, o);
       for (const n of names) fields[n][b] = s[n];
       const span = [b * ns, (b + 1) * ns];
       decodeParts(info.name, bytes, o, grids, codes, sc && sc.subarray(...span), m && m.subarray(...span));
       for (let e = 0; e < codes.length; e++) counts[codes[e] - c.codeLo]++;
     }
+    await checkpoint(gen);
     const ruler = bq.blockStats('q8_0', x);
     const rulerBack = bq.dequantize('q8_0', bq.quantize('q8_0', x));
-    current = { name, x, q: new Map([[info.name, bytes]]) };
+    await checkpoint(gen);
+    for (const n of names) map(`f:${n}`, fields[n], info.blockSize);
+    if (sc) map('sc', sc, info.blockSize / ns);
+    if (m) map('m', m, info.blockSize / ns);
+    map('ruler', ruler.rmse, 32);
+    const rw = worst(ruler.rmse);
+    current = { name, x, q: new Map([[info.name, bytes]]), maps };
     return {
       kind: 'quant',
       ...geometry,
       type: info.name,
       blockSize: info.blockSize,
       subBlock: ns ? info.blockSize / ns : 0,
-      fields,
-      sc,
-      m,
+      fields: names,
+      sc: !!sc,
+      m: !!m,
       codes: { counts, offset: c.codeLo },
       values: histogram(x, 60, false),
       ruler: {
         ...errorSummary(x, rulerBack),
-        rmseBlocks: ruler.rmse,
-        maxBlocks: ruler.maxAbs,
-        worst: worst(ruler.rmse),
+        worst: rw,
+        worstValues: rw.map((i) => ruler.rmse[i]),
       },
     };
+  },
+
+  /**
+   * One of the analysed tensor's heatmaps, drawn (see heatmap.js renderHeatmap): key names the map
+   * (float tensors: '<format>:rmse|max|sub'; quantized: 'f:<field>', 'sc', 'm', 'ruler').
+   */
+  async heatmap({ name, key, zoom, cx, cy, log }) {
+    if (!current || current.name !== name)
+      throw new Error(`${name} is not the analysed tensor; choose it in the list again`);
+    const m = current.maps.get(key);
+    if (!m) throw new Error(`${name} has no heatmap ${key}`);
+    return { key, rows: m.rows, perRow: m.perRow, ...renderHeatmap(m.values, m, { zoom, cx, cy, log }) };
   },
 
   async block({ name, format, block }) {
@@ -247,11 +303,16 @@ function preview(v) {
 let queue = Promise.resolve();
 self.onmessage = (ev) => {
   const { id, op, ...args } = ev.data;
+  // A new file or tensor supersedes any analysis still running (it stops at its next checkpoint).
+  if (op === 'open' || op === 'analyze') generation++;
+  const gen = generation;
   queue = queue.then(async () => {
     try {
       if (!Object.hasOwn(ops, op)) throw new Error(`unknown operation ${op}`);
-      const result = await ops[/** @type {keyof typeof ops} */ (op)](args);
-      self.postMessage({ id, ok: true, result });
+      const result = await ops[/** @type {keyof typeof ops} */ (op)]({ ...args, gen });
+      // Drawn pixels and cells move to the page rather than being copied.
+      const transfer = result && result.rgba ? [result.rgba.buffer, result.cells.buffer] : [];
+      self.postMessage({ id, ok: true, result }, { transfer });
     } catch (e) {
       self.postMessage({ id, ok: false, error: e && e.message ? e.message : String(e), code: e?.code });
     }
