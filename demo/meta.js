@@ -105,19 +105,20 @@ export async function renderMeta(box, call, el) {
 }
 
 /**
- * A Jinja chat template laid out for reading: a line break before each `{%` block tag (templates
- * are often one long line), the text otherwise unchanged.
+ * A Jinja chat template laid out for reading: each `{% ... %}` tag on its own line, indented by
+ * its nesting (templates are often one long line); the characters otherwise unchanged. A template
+ * that already has line breaks is shown as it is.
  * @param {string} t
  */
 export function formatTemplate(t) {
   if (t.includes('\n')) return t;
   let depth = 0;
   return t
-    .split(/(?=\{%-?\s*)/)
+    .split(/(\{%.*?%\})/s)
+    .filter((part) => part !== '')
     .map((part) => {
-      const m = /^\{%-?\s*(\w+)/.exec(part);
-      const tag = m ? m[1] : '';
-      if (/^(end\w+)$/.test(tag) || tag === 'else' || tag === 'elif') depth = Math.max(0, depth - 1);
+      const tag = /^\{%-?\s*(\w+)/.exec(part)?.[1] ?? '';
+      if (/^end/.test(tag) || tag === 'else' || tag === 'elif') depth = Math.max(0, depth - 1);
       const line = '  '.repeat(depth) + part;
       if (['for', 'if', 'macro', 'block', 'else', 'elif', 'filter', 'call'].includes(tag)) depth++;
       return line;

@@ -1,0 +1,257 @@
+// The model viewer in headless Chromium on the build under test: an LLM-like fixture (built here
+// with writeGGUF, opened through the file input) shows overview totals equal to sums over
+// parseGGUF's tensors and the KV-cache estimate written out from its metadata; the metadata table
+// searches, pages arrays and shows the chat template; the vocabulary finds tokens by text and id
+// with their UTF-8 bytes and byte tokens as bytes, and keeps only the rows in view in the DOM; the
+// shards of a split model open as one model; the keyboard alone goes from the file input to an
+// inspected block; a deep link restores the same block and the URL follows the page; screenshots
+// at 1440 and 800 px wide.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { parseGGUF, typeInfo } from '../js/node.js';
+import { BACKEND, codec } from './lib/helpers.js';
+import { launchDemo, ready } from './lib/browser.js';
+import { viewerModel, vocabTokens, ARCH } from './lib/viewer-fixture.js';
+
+const ART = new URL('./artifacts/', import.meta.url);
+mkdirSync(ART, { recursive: true });
+const bq = await codec();
+const [model] = viewerModel(bq);
+const g = parseGGUF(model);
+const shards = viewerModel(bq, 3);
+
+const half = (/** @type {number} */ h) => {
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 31,
+    f = h & 1023;
+  return e === 0 ? s * f * 2 ** -24 : s * (1024 + f) * 2 ** (e - 25);
+};
+
+test('the model viewer in headless Chromium', async (t) => {
+  const b = await launchDemo({ width: 1440, height: 900 });
+  try {
+    const page = await b.newPage();
+    await page.goto(`${b.base}?backend=${BACKEND}`);
+    await page.waitForFunction(
+      () => document.body.dataset.ready === 'true' && !!document.querySelector('#overview').dataset.params,
+      null,
+      {
+        timeout: 30000,
+      },
+    );
+    const open = async (/** @type {{ name: string, buffer: Uint8Array }[]} */ files) => {
+      await page.setInputFiles(
+        '[data-testid=file-input]',
+        files.map((f) => ({ name: f.name, mimeType: 'application/octet-stream', buffer: Buffer.from(f.buffer) })),
+      );
+      await page.waitForFunction(
+        (n) =>
+          document.body.dataset.ready === 'true' && document.querySelector('#overview').dataset.shards === String(n),
+        files.length,
+        { timeout: 30000 },
+      );
+      await page.waitForFunction(() => document.querySelector('#overview').dataset.arch === 'llama');
+    };
+    await open([{ name: 'viewer.gguf', buffer: model }]);
+
+    await t.test('overview totals equal the sums over parseGGUF tensors; KV cache from the metadata', async () => {
+      const ov = await page.$eval('[data-testid=overview]', (e) => ({ ...e.dataset }));
+      let params = 0,
+        bytes = 0;
+      for (const x of g.tensors) {
+        const n = x.dims.reduce((a, c) => a * c, 1);
+        params += n;
+        bytes += (n / typeInfo(x.type).blockSize) * typeInfo(x.type).typeSize;
+      }
+      assert.equal(Number(ov.params), params);
+      assert.equal(Number(ov.bytes), bytes);
+      assert.equal(Number(ov.tensors), g.tensors.length);
+      const { layers, embd, heads, kvHeads, ctx } = ARCH;
+      const kvAt = (/** @type {number} */ n) => layers * n * 2 * kvHeads * (embd / heads) * 2;
+      assert.equal(Number(ov.ctx), ctx);
+      assert.equal(Number(ov.kvBytes), kvAt(ctx));
+      await page.fill('[data-testid=ctx-input]', '32768');
+      assert.equal(Number(await page.getAttribute('[data-testid=overview]', 'data-kv-bytes')), kvAt(32768));
+      // Per type: the Q4_K row is its tensors' bytes.
+      const q4k = g.tensors.filter((x) => typeInfo(x.type).name === 'q4_K');
+      assert.equal(
+        Number(await page.getAttribute('[data-testid=by-type] tr[data-key=q4_K]', 'data-bytes')),
+        q4k.reduce((a, x) => a + (x.nElements / 256) * 144, 0),
+      );
+      const layerRows = await page.$$eval('[data-testid=by-layer] tbody tr', (rs) => rs.map((r) => r.dataset.key));
+      assert.deepEqual(layerRows, ['not in a layer', 'blk.0', 'blk.1', 'blk.2']);
+      await page.screenshot({ path: new URL('viewer-overview-1440.png', ART).pathname });
+    });
+
+    await t.test('metadata: search, value types, array pages, the chat template', async () => {
+      await page.click('#tab-metadata');
+      await page.fill('[data-testid=meta-search]', 'head_count');
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid=meta-row]').length === 2);
+      assert.deepEqual(
+        await page.$$eval('[data-testid=meta-row]', (rs) => rs.map((r) => [r.dataset.key, r.dataset.type])),
+        [
+          ['llama.attention.head_count', 'u32'],
+          ['llama.attention.head_count_kv', 'u32'],
+        ],
+      );
+      await page.fill('[data-testid=meta-search]', 'tokenizer');
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid=meta-row]').length === 5);
+      await page.click('[data-testid=meta-row][data-key="tokenizer.ggml.tokens"] button');
+      await page.waitForSelector('[data-testid=meta-items]');
+      const tokens = vocabTokens();
+      assert.equal(await page.$$eval('[data-testid=meta-items] li', (l) => l.length), 50);
+      await page.click('.meta-detail button:has-text("next")');
+      await page.waitForFunction(
+        () => document.querySelector('[data-testid=meta-items]')?.getAttribute('start') === '50',
+      );
+      assert.equal(await page.textContent('[data-testid=meta-items] li'), JSON.stringify(tokens[50]));
+      await page.click('[data-testid=meta-row][data-key="tokenizer.chat_template"] button');
+      await page.waitForSelector('[data-testid=meta-text]');
+      const text = await page.textContent('[data-testid=meta-text]');
+      assert.ok(text.split('\n').length >= 3, text);
+      assert.equal(text.replace(/\n\s*/g, ''), g.metadata.get('tokenizer.chat_template'));
+    });
+
+    await t.test('vocabulary: text and id search, UTF-8 bytes, byte tokens, a virtualized list', async () => {
+      await page.click('#tab-vocab');
+      const search = async (/** @type {string} */ q) => {
+        await page.fill('[data-testid=vocab-search]', q);
+        await page.waitForFunction(
+          (q) =>
+            document.querySelector('#vocab').dataset.query === q && document.querySelector('[data-testid=vocab-row]'),
+          q,
+        );
+        return page.$$eval('[data-testid=vocab-row]', (rs) =>
+          rs.map((r) => ({ ...r.dataset, text: r.children[1].textContent })),
+        );
+      };
+      const tokens = vocabTokens();
+      let rows = await search('日本');
+      assert.deepEqual(
+        rows.map((r) => [Number(r.id), r.hex, r.text]),
+        [[tokens.indexOf('日本語'), 'e6 97 a5 e6 9c ac e8 aa 9e', '日本語']],
+      );
+      rows = await search('#13');
+      assert.deepEqual([rows[0].id, rows[0].hex, rows[0].type, rows[0].text], ['13', '0a', 'byte', 'byte 0x0A']);
+      rows = await search(' quant');
+      assert.equal(Number(rows[0].id), tokens.indexOf('▁quant'));
+      assert.equal(Number(rows[0].score), -tokens.indexOf('▁quant') / 4);
+      rows = await search('');
+      assert.equal(Number(await page.getAttribute('#vocab', 'data-total')), tokens.length);
+      assert.ok(rows.length < 60, `${rows.length} rows in the DOM of ${tokens.length}`);
+      // Scrolled to the end, the last token is drawn.
+      await page.$eval('[data-testid=vocab-list]', (l) => (l.scrollTop = l.scrollHeight));
+      await page.waitForSelector(`[data-testid=vocab-row][data-id="${tokens.length - 1}"]`);
+      await page.screenshot({ path: new URL('viewer-vocab-1440.png', ART).pathname });
+    });
+
+    await t.test('a split model: its three shards open as one model', async () => {
+      await open(shards.map((buffer, i) => ({ name: `viewer-0000${i + 1}-of-00003.gguf`, buffer })));
+      const ov = await page.$eval('[data-testid=overview]', (e) => ({ ...e.dataset }));
+      assert.equal(Number(ov.tensors), g.tensors.length);
+      assert.equal(
+        Number(ov.bytes),
+        g.tensors.reduce((a, x) => a + x.byteLength, 0),
+      );
+      assert.equal(await page.$$eval('[data-testid=tensor-row]', (r) => r.length), g.tensors.length);
+    });
+
+    await t.test('keyboard only: from the file input to an inspected block', async () => {
+      await open([{ name: 'viewer.gguf', buffer: model }]);
+      await page.focus('[data-testid=file-input]');
+      // Tab until the tensor tree holds focus (one tab stop for the whole tree).
+      let stops = 0;
+      for (; stops < 30; stops++) {
+        await page.keyboard.press('Tab');
+        if (await page.evaluate(() => !!document.activeElement?.closest('#tensors'))) break;
+      }
+      assert.ok(stops < 30, 'the tensor tree is reachable by Tab');
+      // The tree is one tab stop: Tab leaves it.
+      const rowsWithStop = await page.$$eval('#tensors tbody tr', (rs) => rs.filter((r) => r.tabIndex === 0).length);
+      assert.equal(rowsWithStop, 1);
+      // Down to blk.1's attn_q (F16), Enter analyses it.
+      const target = 'blk.1.attn_q.weight';
+      for (let i = 0; i < 40; i++) {
+        if ((await page.evaluate(() => document.activeElement?.getAttribute('data-name'))) === target) break;
+        await page.keyboard.press('ArrowDown');
+      }
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-name')), target);
+      const outline = await page.evaluate(
+        () => getComputedStyle(/** @type {Element} */ (document.activeElement)).outlineStyle,
+      );
+      assert.notEqual(outline, 'none', 'the focused row shows focus');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(
+        (n) => document.body.dataset.ready === 'true' && document.querySelector('#view h2')?.textContent === n,
+        target,
+      );
+      // Tab to the heatmap, move right twice and down once, Enter inspects that block.
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press('Tab');
+        if (await page.evaluate(() => document.activeElement?.getAttribute('data-testid') === 'heatmap')) break;
+      }
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'heatmap');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(
+        () => document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden,
+      );
+      const block = Number(await page.getAttribute('[data-testid=block-inspector]', 'data-block'));
+      assert.equal(block, 1);
+      // The URL names the tensor, format and block now.
+      const u = new URL(page.url());
+      assert.equal(u.searchParams.get('tensor'), target);
+      assert.equal(u.searchParams.get('block'), '1');
+      assert.equal(u.searchParams.get('url'), null, 'a local file has no URL to link');
+    });
+
+    await t.test('a deep link restores the same block, and the URL follows the page', async () => {
+      const name = 'blk.0.attn_q.weight';
+      const link = `${b.base}?backend=${BACKEND}&url=sample.gguf&tensor=${name}&format=q5_1&block=229`;
+      const p2 = await b.newPage();
+      await p2.goto(link);
+      await p2.waitForFunction(
+        () => document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden,
+        null,
+        { timeout: 30000 },
+      );
+      const ins = await p2.$eval('[data-testid=block-inspector]', (e) => ({ ...e.dataset }));
+      assert.equal(ins.block, '229');
+      assert.equal(ins.format, 'q5_1');
+      const s = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
+      const q = bq.quantize('q5_1', bq.dequantize('f16', s.tensorBytes(name)));
+      assert.equal(Number(ins.d), half(q[229 * 24] | (q[229 * 24 + 1] << 8)));
+      assert.equal(
+        await p2.$eval('[data-testid=format-select]', (e) => /** @type {HTMLSelectElement} */ (e).value),
+        'q5_1',
+      );
+      const u = new URL(p2.url());
+      assert.deepEqual(
+        [u.searchParams.get('url'), u.searchParams.get('tensor'), u.searchParams.get('block')],
+        ['sample.gguf', name, '229'],
+      );
+      // The row of the linked tensor is selected, and choosing another format is written back.
+      assert.equal(await p2.getAttribute(`[data-testid=tensor-row][data-name="${name}"]`, 'aria-selected'), 'true');
+      await p2.selectOption('[data-testid=format-select]', 'q8_0');
+      await ready(p2);
+      assert.equal(new URL(p2.url()).searchParams.get('format'), 'q8_0');
+      await p2.screenshot({ path: new URL('viewer-deeplink-1440.png', ART).pathname });
+      // At 800 px wide.
+      await p2.setViewportSize({ width: 800, height: 900 });
+      await p2.goto(link);
+      await p2.waitForFunction(
+        () => document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden,
+        null,
+        { timeout: 30000 },
+      );
+      assert.equal(await p2.getAttribute('[data-testid=block-inspector]', 'data-block'), '229');
+      await p2.screenshot({ path: new URL('viewer-800.png', ART).pathname });
+      await p2.close();
+    });
+
+    assert.deepEqual(b.problems, []);
+  } finally {
+    await b.close();
+  }
+});
