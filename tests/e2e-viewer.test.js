@@ -246,6 +246,20 @@ test('the model viewer in headless Chromium', async (t) => {
         { timeout: 30000 },
       );
       assert.equal(await p2.getAttribute('[data-testid=block-inspector]', 'data-block'), '229');
+      // A block inspected from the heatmap opens where the user is, not below the whole page.
+      await p2.focus('[data-testid=heatmap]');
+      await p2.keyboard.press('ArrowDown');
+      await p2.keyboard.press('Enter');
+      await p2.waitForFunction(
+        () =>
+          document.body.dataset.ready === 'true' &&
+          document.querySelector('[data-testid=block-inspector]')?.getAttribute('data-block') === '261',
+      );
+      const seen = await p2.$eval('[data-testid=block-inspector]', (e) => {
+        const r = e.getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom, h: innerHeight };
+      });
+      assert.ok(seen.top >= 0 && seen.top < seen.h * 0.75 && seen.bottom > seen.top, JSON.stringify(seen));
       await p2.screenshot({ path: new URL('viewer-800.png', ART).pathname });
       await p2.close();
     });
