@@ -637,7 +637,7 @@ async function stats(pos, opt, print, err) {
  * The error of quantizing x to fmt: the sum of squared errors, the largest |error|, and the RMSE
  * of the worst block and sub-block (-1 when the format has none). Block formats from their block
  * statistics; float formats (one value per "block") by a round trip.
- * @param {Awaited<ReturnType<typeof init>>} bq @param {Format} fmt @param {Float32Array} x
+ * @param {import('./codec.js').Codec} bq @param {Format} fmt @param {Float32Array} x
  */
 function errors(bq, fmt, x) {
   let se = 0,

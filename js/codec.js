@@ -119,6 +119,11 @@ export class Codec {
     this.exports = instance.exports;
   }
 
+  /** Worker threads the heavy calls run on: 1 for this synchronous codec (init({ threads }) gives a ThreadedCodec). */
+  get threads() {
+    return 1;
+  }
+
   /** Bytes of wasm memory the instance holds now (it grows as needed and never shrinks). */
   get memoryBytes() {
     return this.#mem.buffer.byteLength;

@@ -13,12 +13,28 @@ const bundled = cached(bundledModule);
 
 /**
  * Loads a blockquant build and returns its codec API. The bundled builds are compiled once and
- * cached; each call returns a new instance with its own memory.
- * @param {InitOptions} [options]
+ * cached; each call returns a new instance with its own memory. With `threads: n` (n > 1) the heavy
+ * calls run on n worker threads sharing one memory and return Promises (a ThreadedCodec); where
+ * threads cannot run, the synchronous codec with `threads === 1`.
+ * @overload
+ * @param {InitOptions & { threads?: 1 }} [options]
  * @returns {Promise<import('./codec.js').Codec>}
+ */
+/**
+ * @overload
+ * @param {InitOptions & import('./threads.js').ThreadOptions & { threads: number }} options
+ * @returns {Promise<import('./threads.js').ThreadedCodec | import('./codec.js').Codec>}
+ */
+/**
+ * @param {InitOptions & import('./threads.js').ThreadOptions & { threads?: number }} [options]
  * @throws {Error} when the requested backend cannot run here, the module is not a blockquant build,
  *   or (message naming what to pass) the runtime forbids compiling wasm and no module was given
+ * @throws {RangeError} threads that is not a positive integer
  */
-export function init(options = {}) {
-  return initWith(options, bundled);
+export async function init(options = {}) {
+  const { threads, minSplitBytes, roundBytes, ...rest } = options;
+  if (threads === undefined) return initWith(rest, bundled);
+  // Worker threads only when asked for: plain init() never loads node:worker_threads.
+  const { initThreadsNode } = await import('./threads-node.js');
+  return initThreadsNode(threads, rest, () => initWith(rest, bundled), { minSplitBytes, roundBytes });
 }

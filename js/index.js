@@ -13,12 +13,35 @@ const bundled = cached(bundledModule);
 
 /**
  * Loads a blockquant build and returns its codec API. The bundled builds are compiled once and
- * cached; each call returns a new instance with its own memory.
- * @param {InitOptions} [options]
+ * cached; each call returns a new instance with its own memory. With `threads: n` (n > 1) the heavy
+ * calls run on n module workers sharing one memory and return Promises (a ThreadedCodec), where the
+ * page is cross-origin isolated; elsewhere the synchronous codec with `threads === 1`.
+ * @overload
+ * @param {InitOptions & { threads?: 1 }} [options]
  * @returns {Promise<import('./codec.js').Codec>}
+ */
+/**
+ * @overload
+ * @param {InitOptions & import('./threads.js').ThreadOptions & { threads: number }} options
+ * @returns {Promise<import('./threads.js').ThreadedCodec | import('./codec.js').Codec>}
+ */
+/**
+ * @param {InitOptions & import('./threads.js').ThreadOptions & { threads?: number }} [options]
  * @throws {Error} when the requested backend cannot run here, the module is not a blockquant build,
  *   or (message naming what to pass) the runtime forbids compiling wasm and no module was given
+ * @throws {RangeError} threads that is not a positive integer
  */
-export function init(options = {}) {
-  return initWith(options, bundled);
+export async function init(options = {}) {
+  const { threads, minSplitBytes, roundBytes, ...rest } = options;
+  if (threads === undefined) return initWith(rest, bundled);
+  const { initThreads, threadsModuleURL, spawnBrowser } = await import('./threads.js');
+  const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
+  return initThreads(threads, {
+    module: threadsModuleURL,
+    spawn: other || typeof Worker !== 'function' ? null : spawnBrowser,
+    single: () => initWith(rest, bundled),
+    stagingBytes: rest.stagingBytes,
+    minSplitBytes,
+    roundBytes,
+  });
 }

@@ -4,7 +4,6 @@ import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { execArgv } from 'node:process';
 import { initThreads, threadsModuleURL } from './threads.js';
-import { init as initNode } from './index-node.js';
 
 /**
  * The process's Node options for a worker, without those about the main script (a worker given
@@ -56,22 +55,24 @@ export async function threadsModuleFile() {
 }
 
 /**
- * init({ threads: n }) for Node: a ThreadedCodec on n worker threads, or where threads cannot
- * run, the synchronous codec with threads = 1 (init(options) without threads).
- * @param {import('./init.js').InitOptions & { threads?: number } & import('./threads.js').ThreadOptions} [options]
+ * init({ threads: n }) for Node (called by js/index-node.js): a ThreadedCodec on n worker threads,
+ * or where threads cannot run, the synchronous codec of `single` with threads = 1.
+ * @param {number} threads
+ * @param {import('./init.js').InitOptions} rest init's other options
+ * @param {() => Promise<import('./codec.js').Codec>} single the one-thread codec
+ * @param {import('./threads.js').ThreadOptions} thresholds
  * @returns {Promise<import('./threads.js').ThreadedCodec | (import('./codec.js').Codec & { threads: 1 })>}
- * @throws {RangeError} threads that is not a positive integer; init's errors
+ * @throws {RangeError} threads that is not a positive integer
  */
-export function init(options = {}) {
-  const { threads = 1, minSplitBytes, roundBytes, ...rest } = options;
-  // The threads build has the SIMD128 kernels: a request for another backend runs on one thread.
-  const spawn = rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128' ? null : spawnNode;
+export function initThreadsNode(threads, rest, single, thresholds) {
+  // The threads build has the SIMD128 kernels: a request for another backend, or a module of the
+  // caller's, runs on one thread.
+  const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
   return initThreads(threads, {
     module: threadsModuleFile,
-    spawn: rest.module === undefined ? spawn : null,
-    single: () => initNode(rest),
+    spawn: other ? null : spawnNode,
+    single,
     stagingBytes: rest.stagingBytes,
-    minSplitBytes,
-    roundBytes,
+    ...thresholds,
   });
 }

@@ -1,17 +1,17 @@
-// init({ threads }) (js/threads.js, js/threads-node.js): matvec, matvecs, dequantize and quantize
+// init({ threads }) (js/index-node.js with js/threads.js, js/threads-node.js): matvec, matvecs, dequantize and quantize
 // split over workers on one shared memory equal the one-thread SIMD128 codec bit for bit; the
 // one-thread fallback; closing the pool; a worker's failure as a rejection, not a hang.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { CODEC_TYPES, typeInfo, byteLength, init as init1 } from '../js/index-node.js';
-import { init, spawnNode, threadsModuleFile } from '../js/threads-node.js';
+import { CODEC_TYPES, typeInfo, byteLength, init } from '../js/index-node.js';
+import { spawnNode, threadsModuleFile } from '../js/threads-node.js';
 import { Pool, initThreads, threadsUnsupported } from '../js/threads.js';
 import { CTL } from '../js/worker-core.js';
 import { SEED, firstDiff, rng } from './lib/helpers.js';
 
 // The threads build has the SIMD128 kernels: the one-thread reference is the simd128 build.
-const one = await init1({ backend: 'simd128' });
+const one = await init({ backend: 'simd128' });
 const MATVEC = CODEC_TYPES.filter((t) => typeInfo(t).matvec).map((t) => typeInfo(t).name);
 const QUANT = CODEC_TYPES.filter((t) => typeInfo(t).quantize).map((t) => typeInfo(t).name);
 console.log(`# threads test, seed ${SEED}`);
@@ -146,7 +146,7 @@ test('threads 1, or no shared memory: the synchronous codec with threads === 1, 
   const { bytes, x } = problem('q4_0', 4, 64, SEED);
   const y = a.matvec('q4_0', bytes, 4, x);
   assert.ok(y instanceof Float32Array, 'one thread stays synchronous');
-  const b = await initThreads(4, { module: threadsModuleFile, spawn: null, single: () => init1() });
+  const b = await initThreads(4, { module: threadsModuleFile, spawn: null, single: () => init() });
   assert.equal(b.threads, 1);
   assert.ok(b.matvec('q4_0', bytes, 4, x) instanceof Float32Array);
   const c = await initThreads(2, {
@@ -154,7 +154,7 @@ test('threads 1, or no shared memory: the synchronous codec with threads === 1, 
     spawn: () => {
       throw new Error('no workers here');
     },
-    single: () => init1(),
+    single: () => init(),
   });
   assert.equal(c.threads, 1);
   assert.match(threadsUnsupported({ WebAssembly }), /SharedArrayBuffer/);
@@ -282,7 +282,7 @@ const runChild = (code) =>
   );
 
 test('a Node process with a thread pool exits: after close(), and when idle without it', async () => {
-  const body = `import { init } from './js/threads-node.js';
+  const body = `import { init } from './js/index-node.js';
 const bq = await init({ threads: 2, minSplitBytes: 0 });
 const y = await bq.matvec('q8_0', new Uint8Array(34 * 4), 4, new Float32Array(32));
 console.log(bq.threads, y.length);`;
