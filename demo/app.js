@@ -8,6 +8,7 @@ import { viewerOpened, viewerClosed } from './viewer.js';
 import { readLink, writeLink } from './links.js';
 import { shardNames } from './viewer-data.js';
 import { heatmapFigure, histogramBars, setMarker } from './draw.js';
+import { noteFor } from './notes.js';
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 const el = (tag, attrs = {}, ...kids) => {
@@ -429,7 +430,7 @@ function metricControls(opts) {
 }
 
 /** Zoom level of the heatmaps, kept while formats and metrics are toggled. */
-const zoom = { level: 1 };
+const zoom = { level: 1, tensor: /** @type {string | null} */ (null) };
 
 /**
  * A heatmap of one of the analysed tensor's maps (key: see the worker's heatmap op), drawn in the
@@ -437,6 +438,7 @@ const zoom = { level: 1 };
  */
 function heatmap(key, g, title) {
   const name = state.selected;
+  if (zoom.tensor !== name) Object.assign(zoom, { level: 1, tensor: name }); // a new tensor starts whole
   return heatmapFigure(g, title, {
     draw: (view) => call('heatmap', { name, key, ...view }),
     task,
@@ -569,6 +571,7 @@ function renderInspector(r) {
   ];
   ins.replaceChildren(
     el('h2', { text: `${unit} ${r.block} (${r.format}, ${b.length} bytes)` }),
+    el('p', { class: 'note what', 'data-testid': 'format-note', text: noteFor(r.format) }),
     el(
       'div',
       { class: 'bytes', 'aria-label': 'block bytes by field' },

@@ -289,10 +289,12 @@ export function histogramBars(counts, caption, o = {}) {
   max = Math.max(1, max);
   const bw = (W - L) / counts.length;
   ctx.fillStyle = '#2a5db0';
+  ctx.beginPath(); // one path, one fill: cheaper than a fillRect per bar
   counts.forEach((n, i) => {
     const h = (n / max) * (H - 2);
-    ctx.fillRect(L + i * bw, H - h + 2, Math.max(1, bw - 1), h);
+    if (h > 0) ctx.rect(L + i * bw, H - h + 2, Math.max(1, bw - 1), h);
   });
+  ctx.fill();
   ctx.fillStyle = '#555';
   ctx.font = '10px sans-serif';
   ctx.textAlign = 'right';
