@@ -118,6 +118,7 @@ async function openSource(source, label) {
       $('#file-info').textContent =
         `${label}: GGUF v${info.version}, ${info.littleEndian ? 'little' : 'big'}-endian, ${info.tensors.length} tensors`;
       linkUrls = [source].flat().every((x) => typeof x === 'string') ? [source].flat() : [];
+      lastOpenCode = '';
     } catch (e) {
       // The worker has let the previous file go: show none, so nothing on the page disagrees with it.
       state.file = null;
@@ -125,6 +126,7 @@ async function openSource(source, label) {
       state.analysis = null;
       $('#file-info').textContent = `${label}: not opened`;
       linkUrls = [];
+      lastOpenCode = /** @type {any} */ (e).code ?? 'ERROR';
       viewerClosed();
       renderList();
       $('#view').replaceChildren(
@@ -159,9 +161,7 @@ $('#url-form').addEventListener('submit', (ev) => {
     showError(`Could not open ${u}: it is not a URL. Enter an http(s) address of a GGUF file.`);
     return;
   }
-  // A split model's first shard opens every shard (name-00001-of-0000N.gguf).
-  const shards = shardNames(href);
-  openSource(shards && shards.length > 1 ? shards : href, u);
+  openUrls([href], u);
 });
 $('#sample').addEventListener('click', () => openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf'));
 document.addEventListener('dragover', (ev) => {
@@ -649,6 +649,19 @@ function renderInspector(r) {
 // ---- files picked, deep links ----
 /** The URLs of the open file (empty for a local file, which a link cannot name). */
 let linkUrls = /** @type {string[]} */ ([]);
+/** The error code of the last open that failed ('' after a success). */
+let lastOpenCode = '';
+
+/**
+ * Opens a file by URL(s). One URL that the worker refuses as one shard of a split model (its own
+ * split.count says so) opens again with every shard its name implies (name-00001-of-0000N.gguf):
+ * a name alone never makes the page fetch other URLs.
+ */
+async function openUrls(/** @type {string[]} */ urls, /** @type {string} */ label) {
+  await openSource(urls.length === 1 ? urls[0] : urls, label);
+  const names = urls.length === 1 ? shardNames(urls[0]) : null;
+  if (lastOpenCode === 'SPLIT' && names && names.length > 1) await openSource(names, label);
+}
 
 /** Opens the picked files: one file, or every shard of a split model (sorted by name). */
 function openFiles(/** @type {FileList | null | undefined} */ list) {
@@ -675,13 +688,20 @@ function syncLink() {
 let linkStarted = false;
 async function restoreLink() {
   const link = readLink(location.href);
-  const urls = link.urls.map((u) => new URL(u, location.href).href);
-  const all = urls.length === 1 ? (shardNames(urls[0]) ?? urls) : urls;
-  if (!all.length) {
+  /** @type {string[]} */
+  let urls;
+  try {
+    urls = link.urls.map((u) => new URL(u, location.href).href);
+  } catch {
+    linkStarted = true;
+    showError(`This link's url= (${link.urls.join(', ')}) is not a URL. Open a GGUF file or the bundled sample.`);
+    return done();
+  }
+  if (!urls.length) {
     linkStarted = true;
     return openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf');
   }
-  await openSource(all.length === 1 ? all[0] : all, link.urls[0]);
+  await openUrls(urls, link.urls[0]);
   linkStarted = true;
   if (!link.tensor || !state.file) return syncLink();
   if (link.format) state.format = link.format;
@@ -691,4 +711,5 @@ async function restoreLink() {
     await inspect(link.block);
   }
 }
-restoreLink();
+// data-linked: the link has been followed (a hook for tests).
+restoreLink().finally(() => (document.body.dataset.linked = 'true'));

@@ -267,15 +267,19 @@ export function searchVocab(tokens, query) {
   return Int32Array.from([...exact, ...out.filter((i) => !exact.includes(i))]);
 }
 
+/** Most shards opened from one name: a link naming `-of-99999` must not make the page fetch
+ * thousands of URLs (real split models have tens of shards). */
+export const MAX_SHARDS = 256;
+
 /**
  * The shard names of a split model from its first shard's name (`name-00001-of-00003.gguf`), or
- * null when the name does not follow that pattern.
+ * null when the name does not follow that pattern or names more than MAX_SHARDS shards.
  * @param {string} first a file name or URL
  */
 export function shardNames(first) {
   const m = /^(.*-)(\d{5})-of-(\d{5})(\.gguf)(\?.*)?$/.exec(first);
   if (!m) return null;
   const n = Number(m[3]);
-  if (n < 1 || n > 9999) return null;
+  if (n < 1 || n > MAX_SHARDS) return null;
   return Array.from({ length: n }, (_, i) => `${m[1]}${String(i + 1).padStart(5, '0')}-of-${m[3]}${m[4]}${m[5] ?? ''}`);
 }

@@ -155,6 +155,34 @@ test('the model viewer in headless Chromium', async (t) => {
         g.tensors.reduce((a, x) => a + x.byteLength, 0),
       );
       assert.equal(await page.$$eval('[data-testid=tensor-row]', (r) => r.length), g.tensors.length);
+      // By URL: the first shard's address opens all three (served with Range support by the test).
+      await b.context.route('**/demo/fx/*.gguf', (route) => {
+        const i = Number(/-0000(\d)-of-00003\.gguf$/.exec(route.request().url())?.[1]) - 1;
+        const body = shards[i];
+        if (!body) return route.fulfill({ status: 404, body: 'not found' });
+        const m = /^bytes=(\d+)-(\d+)$/.exec(route.request().headers().range ?? '');
+        if (!m) return route.fulfill({ status: 200, body: Buffer.from(body) });
+        const start = Number(m[1]),
+          end = Math.min(Number(m[2]), body.length - 1);
+        return route.fulfill({
+          status: 206,
+          headers: { 'content-range': `bytes ${start}-${end}/${body.length}`, etag: `"fx${i}"` },
+          body: Buffer.from(body.subarray(start, end + 1)),
+        });
+      });
+      await page.fill('#url', `${b.base}fx/viewer-00001-of-00003.gguf`);
+      await page.click('#url-form button[type=submit]');
+      await page.waitForFunction(
+        () => document.body.dataset.ready === 'true' && document.querySelector('#overview').dataset.shards === '3',
+        null,
+        { timeout: 30000 },
+      );
+      assert.equal(
+        Number(await page.getAttribute('#overview', 'data-params')),
+        g.tensors.reduce((a, x) => a + x.nElements, 0),
+      );
+      assert.ok(await page.$eval('#error', (e) => e.hidden), 'no error left from the first try');
+      assert.equal(new URL(page.url()).searchParams.getAll('url').length, 3);
     });
 
     await t.test('keyboard only: from the file input to an inspected block', async () => {
@@ -262,6 +290,38 @@ test('the model viewer in headless Chromium', async (t) => {
       assert.ok(seen.top >= 0 && seen.top < seen.h * 0.75 && seen.bottom > seen.top, JSON.stringify(seen));
       await p2.screenshot({ path: new URL('viewer-800.png', ART).pathname });
       await p2.close();
+    });
+
+    await t.test('a malformed deep link shows an error, never a page error', async () => {
+      const p3 = await b.newPage();
+      /** @type {string[]} */
+      const asked = [];
+      p3.on('request', (r) => asked.push(new URL(r.url()).pathname));
+      const before = b.problems.length;
+      for (const q of [
+        'url=http%3A%2F%2F%5B&tensor=x',
+        'url=sample.gguf&tensor=no.such.tensor&block=3',
+        'url=sample.gguf&tensor=blk.0.attn_q.weight&format=nope&block=999999999',
+        'url=sample.gguf&tensor=q4_K.blk.0.attn_q.weight&format=q4_0&block=-1',
+        'url=missing-00001-of-00500.gguf',
+      ]) {
+        await p3.goto(`${b.base}?backend=${BACKEND}&${q}`);
+        await p3.waitForFunction(
+          () => document.body.dataset.ready === 'true' && document.body.dataset.linked === 'true',
+          null,
+          { timeout: 30000 },
+        );
+      }
+      // 404s are console errors; page errors (an exception the page did not catch) are not allowed.
+      const seen = b.problems.splice(before);
+      assert.deepEqual(
+        seen.filter((x) => !x.startsWith('console: Failed to load resource')),
+        [],
+      );
+      // The last link named a shard of 500: the page asked for no more than a few of them.
+      assert.ok(asked.filter((x) => x.includes('missing-')).length <= 2, asked.join(' '));
+      assert.match(await p3.textContent('#error'), /missing-00001-of-00500/);
+      await p3.close();
     });
 
     assert.deepEqual(b.problems, []);
