@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { parseGGUF, typeInfo } from '../js/node.js';
+import { parseGGUF, typeInfo, writeGGUF, GGMLType, GGUFValueType as VT } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
 import { viewerModel, vocabTokens, ARCH } from './lib/viewer-fixture.js';
@@ -290,6 +290,57 @@ test('the model viewer in headless Chromium', async (t) => {
       assert.ok(seen.top >= 0 && seen.top < seen.h * 0.75 && seen.bottom > seen.top, JSON.stringify(seen));
       await p2.screenshot({ path: new URL('viewer-800.png', ART).pathname });
       await p2.close();
+    });
+
+    await t.test('a 7B-like layout: 291 tensors in 32 layers and a 128k-token vocabulary', async () => {
+      const V = 128256;
+      const tokens = Array.from({ length: V }, (_, i) =>
+        i < 256 ? `<0x${i.toString(16).padStart(2, '0').toUpperCase()}>` : `▁t${i}`,
+      );
+      const names = ['token_embd.weight', 'output_norm.weight', 'output.weight'];
+      for (let l = 0; l < 32; l++)
+        for (const n of [
+          'attn_norm',
+          'attn_q',
+          'attn_k',
+          'attn_v',
+          'attn_output',
+          'ffn_norm',
+          'ffn_gate',
+          'ffn_up',
+          'ffn_down',
+        ])
+          names.push(`blk.${l}.${n}.weight`);
+      const big = writeGGUF({
+        kv: [
+          { key: 'general.architecture', type: VT.STRING, value: 'llama' },
+          { key: 'tokenizer.ggml.tokens', type: VT.ARRAY, itemType: VT.STRING, value: tokens },
+        ],
+        tensors: names.map((name) => ({ name, type: GGMLType.F32, dims: [32], data: new Uint8Array(128) })),
+      });
+      await open([{ name: 'big.gguf', buffer: big }]);
+      assert.equal(Number(await page.getAttribute('#overview', 'data-tensors')), 291);
+      // Collapsed layers: 33 group rows and the 3 tensors outside the layers; one tab stop.
+      const shown = await page.$$eval('#tensors tbody tr', (rs) => ({
+        n: rs.length,
+        stops: rs.filter((r) => r.tabIndex === 0).length,
+      }));
+      assert.deepEqual(shown, { n: 33 + 3, stops: 1 });
+      // Right on a group opens it.
+      await page.focus('#tensors tbody tr[data-group="blk.31"]');
+      await page.keyboard.press('ArrowRight');
+      assert.equal(await page.$$eval('#tensors [data-testid=tensor-row]', (r) => r.length), 3 + 9);
+      await page.click('#tab-vocab');
+      await page.fill('[data-testid=vocab-search]', '▁t128255');
+      await page.waitForFunction(() => document.querySelector('#vocab').dataset.query === '▁t128255');
+      assert.deepEqual(await page.$$eval('[data-testid=vocab-row]', (r) => r.map((x) => x.dataset.id)), ['128255']);
+      await page.fill('[data-testid=vocab-search]', '');
+      await page.waitForFunction(
+        () =>
+          document.querySelector('#vocab').dataset.query === '' && document.querySelector('[data-testid=vocab-row]'),
+      );
+      assert.equal(Number(await page.getAttribute('#vocab', 'data-total')), V);
+      assert.ok((await page.$$eval('[data-testid=vocab-row]', (r) => r.length)) < 60);
     });
 
     await t.test('a malformed deep link shows an error, never a page error', async () => {
