@@ -127,7 +127,7 @@ export function tensorTree(table, onSelect) {
     return td;
   }
   /** @returns {HTMLTableRowElement[]} */
-  const shown = () => [.../** @type {HTMLElement} */ (table.tBodies[0]).rows];
+  const shown = () => Array.from(/** @type {HTMLTableSectionElement} */ (table.tBodies[0]).rows);
   function focusRow(/** @type {string} */ id) {
     const rs = shown();
     const r = rs.find((x) => x.dataset.id === id);

@@ -253,8 +253,10 @@ export function tokenText(s) {
  */
 export function searchVocab(tokens, query) {
   if (query === '') return Int32Array.from(tokens.keys());
+  /** @type {number[]} */
   const out = [];
   const id = /^#?(\d+)$/.exec(query.trim());
+  /** @type {number[]} */
   const exact = [];
   if (id && Number(id[1]) < tokens.length) exact.push(Number(id[1]));
   for (let i = 0; i < tokens.length; i++) {

@@ -23,6 +23,7 @@ export function viewerOps(current) {
     return cache.vocab;
   };
   /** Last search's matches, kept for paging. */
+  /** @type {{ file: unknown, query: string, ids: Int32Array }} */
   let last = { file: null, query: '', ids: new Int32Array(0) };
   return {
     /** The overview numbers (see overviewOf) and the shard count. */
@@ -34,11 +35,11 @@ export function viewerOps(current) {
     async meta({ query = '' }) {
       return metaRows(file().kv, String(query));
     },
-    /** A page of an array value. */
+    /** A page of an array value. @param {{ key: string, offset?: number, count?: number }} a */
     async metaArray({ key, offset = 0, count = 100 }) {
       return metaArrayPage(file().kv, String(key), Number(offset), Math.min(Number(count), 1000));
     },
-    /** The full text of a string value (the chat template). */
+    /** The full text of a string value (the chat template). @param {{ key: string }} a */
     async metaString({ key }) {
       const e = file().kv.find((/** @type {any} */ x) => x.key === key);
       if (!e || typeof e.value !== 'string') throw new RangeError(`${key} is not a string in this file`);

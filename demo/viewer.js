@@ -7,7 +7,7 @@ import { renderVocab } from './vocab.js';
 
 const $ = (/** @type {string} */ s) => /** @type {HTMLElement} */ (document.querySelector(s));
 
-const tabs = () => /** @type {HTMLElement[]} */ ([...document.querySelectorAll('#model [role=tab]')]);
+const tabs = () => /** @type {HTMLElement[]} */ (Array.from(document.querySelectorAll('#model [role=tab]')));
 
 /** Shows one tab's panel (by tab element). */
 function choose(/** @type {HTMLElement} */ tab, focus = false) {
