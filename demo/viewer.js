@@ -56,3 +56,12 @@ export function viewerClosed() {
   }
   $('#model').hidden = true;
 }
+
+// At narrow widths the block inspector is a sheet over the bottom of the window (style.css):
+// Escape closes it and gives the keyboard back to the heatmap.
+document.addEventListener('keydown', (ev) => {
+  const ins = $('#inspector');
+  if (ev.key !== 'Escape' || ins.hidden || !matchMedia('(max-width: 1100px)').matches) return;
+  ins.hidden = true;
+  /** @type {HTMLElement | null} */ (document.querySelector('[data-testid=heatmap]'))?.focus();
+});

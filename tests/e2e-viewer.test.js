@@ -289,6 +289,10 @@ test('the model viewer in headless Chromium', async (t) => {
       });
       assert.ok(seen.top >= 0 && seen.top < seen.h * 0.75 && seen.bottom > seen.top, JSON.stringify(seen));
       await p2.screenshot({ path: new URL('viewer-800.png', ART).pathname });
+      // Escape closes the sheet and gives the keyboard back to the heatmap.
+      await p2.keyboard.press('Escape');
+      assert.equal(await p2.$eval('[data-testid=block-inspector]', (e) => e.hidden), true);
+      assert.equal(await p2.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'heatmap');
       await p2.close();
     });
 
