@@ -241,6 +241,31 @@ function geo(a, B, per) {
   return { rows: a.rows, perRow: a.rowLen / per, cellsPerBlock: B / per, blocksPerRow: a.rowLen / B, per, B };
 }
 
+/** The per-format RMSE histograms of an analysis, built once (format and metric toggles reuse them). */
+const histogramsOf = new WeakMap();
+function rmseHistograms(a) {
+  if (!histogramsOf.has(a))
+    histogramsOf.set(
+      a,
+      el(
+        'div',
+        { class: 'multiples' },
+        ...a.formats.map((g) =>
+          histogramBars(
+            g.hist.counts,
+            `${g.format}: block RMSE ${fmtNum(g.hist.lo)} … ${fmtNum(g.hist.hi)}${g.hist.log ? ' (log bins)' : ''}`,
+            {
+              width: 220,
+              maxCount: g.hist.maxCount,
+              attrs: { 'data-testid': 'rmse-histogram', 'data-format': g.format },
+            },
+          ),
+        ),
+      ),
+    );
+  return histogramsOf.get(a);
+}
+
 function renderView() {
   const a = state.analysis;
   const v = $('#view');
@@ -320,21 +345,7 @@ function renderView() {
       el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls(opts)),
       heatmap(`${state.format}:${state.metric}`, map.g, `${map.title} of ${state.format}`),
       el('h3', { text: 'distribution of block RMSE, per format (shared axes)' }),
-      el(
-        'div',
-        { class: 'multiples' },
-        ...a.formats.map((g) =>
-          histogramBars(
-            g.hist.counts,
-            `${g.format}: block RMSE ${fmtNum(g.hist.lo)} … ${fmtNum(g.hist.hi)}${g.hist.log ? ' (log bins)' : ''}`,
-            {
-              width: 220,
-              maxCount: g.hist.maxCount,
-              attrs: { 'data-testid': 'rmse-histogram', 'data-format': g.format },
-            },
-          ),
-        ),
-      ),
+      rmseHistograms(a),
       el('h3', { text: `worst ${unit}s` }),
       worstList(f.worstValues[state.metric], map.g, f.worst[state.metric]),
     );
