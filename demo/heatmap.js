@@ -31,15 +31,16 @@ export function colour(t) {
 }
 
 /**
- * The p-th percentile (0..100) of sorted values, by linear interpolation between ranks.
+ * The p-th percentile (0..100) of sorted values, the value at the nearest rank: always one
+ * of the values, so a lone outlier is never averaged into a clip end (interpolating would put
+ * 0.5% of the way to it into the scale's top and flatten every ordinary cell).
  * @param {Float64Array} sorted ascending, no NaN
  * @param {number} p
  */
 export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   const r = (p / 100) * (sorted.length - 1);
-  const i = Math.floor(r);
-  return i + 1 < sorted.length ? sorted[i] + (sorted[i + 1] - sorted[i]) * (r - i) : sorted[i];
+  return sorted[Math.round(r)];
 }
 
 /**
