@@ -148,12 +148,11 @@ test('the demo page in headless Chromium', async (t) => {
       await page.selectOption('[data-testid=format-select]', 'q5_1');
       await ready();
       const box = await (await page.$('[data-testid=heatmap]')).boundingBox();
-      const geo = await page.$eval('[data-testid=heatmap]', (c) => ({ w: c.width, h: c.height }));
-      // Column 5, row 7 of 32 blocks x 96 rows, clicked in the middle of the cell.
-      await page.mouse.click(
-        box.x + ((5.5 / 32) * geo.w * box.width) / geo.w,
-        box.y + ((7.5 / 96) * geo.h * box.height) / geo.h,
-      );
+      // Column 5, row 7 of 32 blocks x 96 rows, clicked in the middle of the cell (page.click
+      // scrolls the canvas into view; the position is relative to its box).
+      await page.click('[data-testid=heatmap]', {
+        position: { x: (5.5 / 32) * box.width, y: (7.5 / 96) * box.height },
+      });
       await page.waitForFunction(
         () => document.body.dataset.ready === 'true' && !document.querySelector('[data-testid=block-inspector]').hidden,
       );
