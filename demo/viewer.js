@@ -1,7 +1,7 @@
 // The model viewer's panels (overview, metadata, vocabulary) under index.html's #model tabs: filled
 // from the worker when a file opens, emptied when none is open. Tabs follow the ARIA tabs pattern
 // (one tab stop, Left/Right/Home/End to move, the panel follows focus).
-import { renderOverview } from './overview.js';
+import { renderOverview, fmtBytes, fmtParams } from './overview.js';
 import { renderMeta } from './meta.js';
 import { renderVocab } from './vocab.js';
 
@@ -9,20 +9,26 @@ const $ = (/** @type {string} */ s) => /** @type {HTMLElement} */ (document.quer
 
 const tabs = () => /** @type {HTMLElement[]} */ (Array.from(document.querySelectorAll('#model [role=tab]')));
 
-/** Shows one tab's panel (by tab element). */
-function choose(/** @type {HTMLElement} */ tab, focus = false) {
+/**
+ * Shows one tab's panel (by tab element); choosing the open tab again (click, Enter, Space) closes
+ * it, so the panels do not push the tensor view below the fold. Arrow keys move between tabs and
+ * open the one reached.
+ */
+function choose(/** @type {HTMLElement} */ tab, focus = false, toggle = false) {
+  const close = toggle && tab.getAttribute('aria-expanded') === 'true';
   for (const t of tabs()) {
     const on = t === tab;
     t.setAttribute('aria-selected', String(on));
+    t.setAttribute('aria-expanded', String(on && !close));
     t.tabIndex = on ? 0 : -1;
     const panel = document.getElementById(/** @type {string} */ (t.getAttribute('aria-controls')));
-    if (panel) panel.hidden = !on;
+    if (panel) panel.hidden = !on || close;
   }
   if (focus) tab.focus();
 }
 
 for (const t of tabs()) {
-  t.addEventListener('click', () => choose(t));
+  t.addEventListener('click', () => choose(t, false, true));
   t.addEventListener('keydown', (ev) => {
     const all = tabs();
     const i = all.indexOf(t);
@@ -43,12 +49,16 @@ export async function viewerOpened(call, el, label) {
   $('#model').hidden = false;
   const o = await call('overview');
   renderOverview($('#overview'), o, el, label);
+  $('#model-line').textContent =
+    `${o.name || label}${o.arch ? ` (${o.arch})` : ''}: ${fmtParams(o.params)} parameters, ` +
+    `${fmtBytes(o.bytes)}, ${o.bitsPerWeight.toFixed(2)} bits/weight${o.shards > 1 ? `, ${o.shards} shards` : ''}`;
   await renderMeta($('#metadata'), call, el);
   await renderVocab($('#vocab'), call, el);
 }
 
 /** Empties the panels (no file is open). */
 export function viewerClosed() {
+  $('#model-line').textContent = '';
   for (const id of ['#overview', '#metadata', '#vocab']) {
     const box = $(id);
     for (const k of Object.keys(box.dataset)) if (k !== 'testid') delete box.dataset[k];

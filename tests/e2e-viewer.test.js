@@ -53,6 +53,11 @@ test('the model viewer in headless Chromium', async (t) => {
       );
       await page.waitForFunction(() => document.querySelector('#overview').dataset.arch === 'llama');
     };
+    /** Opens a model panel's tab (choosing an open tab again closes it). */
+    const openTab = async (/** @type {string} */ id) => {
+      if ((await page.getAttribute(id, 'aria-expanded')) !== 'true') await page.click(id);
+      assert.equal(await page.getAttribute(id, 'aria-expanded'), 'true');
+    };
     await open([{ name: 'viewer.gguf', buffer: model }]);
 
     await t.test('overview totals equal the sums over parseGGUF tensors; KV cache from the metadata', async () => {
@@ -71,6 +76,7 @@ test('the model viewer in headless Chromium', async (t) => {
       const kvAt = (/** @type {number} */ n) => layers * n * 2 * kvHeads * (embd / heads) * 2;
       assert.equal(Number(ov.ctx), ctx);
       assert.equal(Number(ov.kvBytes), kvAt(ctx));
+      await openTab('#tab-overview');
       await page.fill('[data-testid=ctx-input]', '32768');
       assert.equal(Number(await page.getAttribute('[data-testid=overview]', 'data-kv-bytes')), kvAt(32768));
       // Per type: the Q4_K row is its tensors' bytes.
@@ -82,10 +88,14 @@ test('the model viewer in headless Chromium', async (t) => {
       const layerRows = await page.$$eval('[data-testid=by-layer] tbody tr', (rs) => rs.map((r) => r.dataset.key));
       assert.deepEqual(layerRows, ['not in a layer', 'blk.0', 'blk.1', 'blk.2']);
       await page.screenshot({ path: new URL('viewer-overview-1440.png', ART).pathname });
+      // Choosing the open tab again closes its panel (the tensor view comes back up); the line stays.
+      await page.click('#tab-overview');
+      assert.equal(await page.$eval('#overview', (e) => e.hidden), true);
+      assert.match(await page.textContent('[data-testid=model-line]'), /Viewer Fixture 3L \(llama\)/);
     });
 
     await t.test('metadata: search, value types, array pages, the chat template', async () => {
-      await page.click('#tab-metadata');
+      await openTab('#tab-metadata');
       await page.fill('[data-testid=meta-search]', 'head_count');
       await page.waitForFunction(() => document.querySelectorAll('[data-testid=meta-row]').length === 2);
       assert.deepEqual(
@@ -114,7 +124,7 @@ test('the model viewer in headless Chromium', async (t) => {
     });
 
     await t.test('vocabulary: text and id search, UTF-8 bytes, byte tokens, a virtualized list', async () => {
-      await page.click('#tab-vocab');
+      await openTab('#tab-vocab');
       const search = async (/** @type {string} */ q) => {
         await page.fill('[data-testid=vocab-search]', q);
         await page.waitForFunction(
@@ -334,7 +344,7 @@ test('the model viewer in headless Chromium', async (t) => {
       await page.focus('#tensors tbody tr[data-group="blk.31"]');
       await page.keyboard.press('ArrowRight');
       assert.equal(await page.$$eval('#tensors [data-testid=tensor-row]', (r) => r.length), 3 + 9);
-      await page.click('#tab-vocab');
+      await openTab('#tab-vocab');
       await page.fill('[data-testid=vocab-search]', '▁t128255');
       await page.waitForFunction(() => document.querySelector('#vocab').dataset.query === '▁t128255');
       assert.deepEqual(await page.$$eval('[data-testid=vocab-row]', (r) => r.map((x) => x.dataset.id)), ['128255']);
