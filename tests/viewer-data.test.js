@@ -148,3 +148,17 @@ test('split models: shard names from the first, and openGGUF over the shards see
   assert.equal(o.bytes, overviewOf(g).bytes);
   assert.equal(o.arch, 'llama');
 });
+
+test('deep links: read and written back, other parameters kept, a bad block ignored', async () => {
+  const { readLink, linkFor } = await import('../demo/links.js');
+  const base = 'http://h/demo/?backend=scalar';
+  const v = { urls: ['a-00001-of-00002.gguf', 'a-00002-of-00002.gguf'], tensor: 'blk.0.x', format: 'q4_K', block: 7 };
+  const href = linkFor(base, v);
+  assert.equal(new URL(href).searchParams.get('backend'), 'scalar');
+  assert.deepEqual(readLink(href), v);
+  assert.equal(readLink('http://h/?tensor=t&block=-1').block, null);
+  assert.equal(readLink('http://h/?tensor=t&block=1e3').block, null);
+  assert.deepEqual(readLink('http://h/?url=').urls, []);
+  // No tensor: no format or block either.
+  assert.equal(linkFor(base, { urls: [], tensor: null, format: 'q4_0', block: 3 }), base);
+});
