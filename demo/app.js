@@ -222,7 +222,7 @@ async function analyse(name) {
     state.cursor = 0;
     renderList();
     $('#inspector').hidden = true;
-    renderView();
+    await renderView();
   } catch (e) {
     if (mine !== analyses || /** @type {any} */ (e).code === 'cancelled') return;
     const still = state.selected ? ` The page still shows ${state.selected};` : '';
@@ -241,16 +241,20 @@ function geo(a, B, per) {
   return { rows: a.rows, perRow: a.rowLen / per, cellsPerBlock: B / per, blocksPerRow: a.rowLen / B, per, B };
 }
 
-/** The per-format RMSE histograms of an analysis, built once (format and metric toggles reuse them). */
+/**
+ * The per-format RMSE histograms of an analysis, built once (format and metric toggles reuse them):
+ * one histogram per frame, so opening a tensor with many formats never makes one long task.
+ * filled settles when all are drawn.
+ */
 const histogramsOf = new WeakMap();
 function rmseHistograms(a) {
-  if (!histogramsOf.has(a))
-    histogramsOf.set(
-      a,
-      el(
-        'div',
-        { class: 'multiples' },
-        ...a.formats.map((g) =>
+  let h = histogramsOf.get(a);
+  if (!h) {
+    const box = el('div', { class: 'multiples' });
+    const filled = (async () => {
+      for (const g of a.formats) {
+        await nextFrame();
+        box.append(
           histogramBars(
             g.hist.counts,
             `${g.format}: block RMSE ${fmtNum(g.hist.lo)} … ${fmtNum(g.hist.hi)}${g.hist.log ? ' (log bins)' : ''}`,
@@ -260,11 +264,29 @@ function rmseHistograms(a) {
               attrs: { 'data-testid': 'rmse-histogram', 'data-format': g.format },
             },
           ),
-        ),
-      ),
-    );
-  return histogramsOf.get(a);
+        );
+      }
+    })();
+    h = { box, filled };
+    histogramsOf.set(a, h);
+  }
+  return h;
 }
+
+/** Resolves in a new task after the next frame is drawn (or after 100 ms when no frame comes: a hidden tab). */
+const nextFrame = () =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, 100);
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        clearTimeout(t);
+        resolve(undefined);
+      }, 0),
+    );
+  });
+
+/** The float view on the page: its analysis and the parts a format, metric or scale toggle replaces. */
+let floatView = /** @type {any} */ (null);
 
 function renderView() {
   const a = state.analysis;
@@ -338,17 +360,35 @@ function renderView() {
       ...(f.hasSub ? [['sub', 'sub-block RMSE']] : []),
     ];
     const map = maps[pickMetric(opts)];
+    const parts = {
+      a,
+      ctrl: el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls(opts)),
+      heat: heatmap(`${state.format}:${state.metric}`, map.g, `${map.title} of ${state.format}`),
+      worstHead: el('h3', { text: `worst ${unit}s` }),
+      worst: worstList(f.worstValues[state.metric], map.g, f.worst[state.metric]),
+    };
+    const hist = rmseHistograms(a);
+    if (floatView?.a === a && floatView.heat.parentNode === v) {
+      // A toggle on the shown analysis: replace only what changed, so the page is not laid out anew.
+      for (const tr of v.querySelectorAll('[data-testid=summary-row]'))
+        tr.setAttribute('aria-selected', String(/** @type {HTMLElement} */ (tr).dataset.format === state.format));
+      for (const k of ['ctrl', 'heat', 'worstHead', 'worst']) floatView[k].replaceWith(parts[k]);
+      floatView = parts;
+      return hist.filled;
+    }
+    floatView = parts;
     v.replaceChildren(
       el('h2', { text: state.selected }),
       partial(a),
       summary,
-      el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls(opts)),
-      heatmap(`${state.format}:${state.metric}`, map.g, `${map.title} of ${state.format}`),
+      parts.ctrl,
+      parts.heat,
       el('h3', { text: 'distribution of block RMSE, per format (shared axes)' }),
-      rmseHistograms(a),
-      el('h3', { text: `worst ${unit}s` }),
-      worstList(f.worstValues[state.metric], map.g, f.worst[state.metric]),
+      hist.box,
+      parts.worstHead,
+      parts.worst,
     );
+    return hist.filled;
   } else {
     const ruler = a.ruler;
     const B = a.blockSize;
