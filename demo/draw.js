@@ -2,7 +2,7 @@
 // here), their axes, hover readout, zoom, colour legend and block marker, and the histograms.
 // Main thread only; nothing here touches more than one screenful of pixels.
 
-import { CLIP, colour } from './heatmap.js';
+import { CLIP, STOPS } from './heatmap.js';
 
 /**
  * @param {string} tag
@@ -256,16 +256,14 @@ export function heatmapFigure(g, title, host) {
   return fig;
 }
 
-/** The colour ramp, as a small canvas for legends. */
+/** The colour ramp for legends: a CSS gradient through the ramp's stops (no canvas to draw or free). */
 function ramp() {
-  const c = /** @type {HTMLCanvasElement} */ (el('canvas', { width: '160', height: '12', 'aria-hidden': 'true' }));
-  const ctx = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d'));
-  for (let x = 0; x < 160; x++) {
-    const [r, g, b] = colour(x / 159);
-    ctx.fillStyle = `rgb(${r},${g},${b})`;
-    ctx.fillRect(x, 0, 1, 12);
-  }
-  return c;
+  const stops = STOPS.map(([r, g, b], i) => `rgb(${r},${g},${b}) ${(i / (STOPS.length - 1)) * 100}%`);
+  return el('span', {
+    class: 'ramp',
+    'aria-hidden': 'true',
+    style: `display:inline-block;width:160px;height:12px;background:linear-gradient(to right, ${stops.join(', ')})`,
+  });
 }
 
 /**
