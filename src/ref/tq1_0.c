@@ -30,13 +30,12 @@ BQ_QUANTIZE_PROTO(tq1_0, __ref) {
       for (int e = 0; e < QK_K; e++)
         if (trit_of(e) == k) v[byte_of(e)] = (uint8_t)(v[byte_of(e)] * 3 + bq_tq_trit(xb[e] * id));
     for (int j = 48; j < 52; j++) v[j] = (uint8_t)(v[j] * 3); /* qh: the first trit to the top */
-    for (int j = 0; j < 52; j++) {
-      const uint8_t q = (uint8_t)((v[j] * 256 + 242) / 243); /* ceiling of v * 256 / 243 */
-      if (j < 48)
-        b.qs[j] = q;
-      else
-        b.qh[j - 48] = q;
-    }
+    uint8_t q[52];
+    static_assert(sizeof b.qs + sizeof b.qh == sizeof q, "qs then qh: 52 bytes of trits");
+    for (int j = 0; j < 52; j++)
+      q[j] = (uint8_t)((v[j] * 256 + 242) / 243); /* ceil(v * 256 / 243) */
+    memcpy(b.qs, q, sizeof b.qs);
+    memcpy(b.qh, q + sizeof b.qs, sizeof b.qh);
     memcpy((uint8_t *)y + i * sizeof b, &b, sizeof b);
   }
   return BQ_OK;
