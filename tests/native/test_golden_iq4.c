@@ -13,28 +13,7 @@
 
 static const char *dir = "tests/fixtures/golden-iq4";
 
-static void *slurp(const char *rel, size_t *len) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, rel);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "missing fixture %s\n", path);
-    exit(2);
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *p = malloc(n + 1);
-  if (fread(p, 1, n, f) != (size_t)n) exit(2);
-  fclose(f);
-  p[n] = 0;
-  *len = (size_t)n;
-  return p;
-}
-
-typedef int (*quant_fn)(const float *, void *, size_t);
-typedef int (*dequant_fn)(const void *, float *, size_t);
-typedef int (*dot_fn)(const void *, const void *, size_t, float *);
+static void *slurp(const char *rel, size_t *len) { return bq_fixture(dir, rel, len); }
 
 /* Each type with its block (elements, bytes), kernels, and the activation type of its dot. */
 static const struct {

@@ -13,27 +13,8 @@
 
 static const char *dir = "tests/fixtures/golden-iqgrid";
 
-static void *slurp(const char *rel, size_t *len) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, rel);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "missing fixture %s\n", path);
-    exit(2);
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *p = malloc(n + 1);
-  if (fread(p, 1, n, f) != (size_t)n) exit(2);
-  fclose(f);
-  p[n] = 0;
-  *len = (size_t)n;
-  return p;
-}
+static void *slurp(const char *rel, size_t *len) { return bq_fixture(dir, rel, len); }
 
-typedef int (*dequant_fn)(const void *, float *, size_t);
-typedef int (*dot_fn)(const void *, const void *, size_t, float *);
 typedef float (*sum_fn)(const float *);
 
 enum { IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M };
