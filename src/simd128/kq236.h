@@ -23,6 +23,7 @@
 #include <wasm_simd128.h>
 
 #include "../kquants.h"
+#include "simd.h" /* BQ_TOP, BQ_LOW, bq_top_bytes_mul */
 
 BQ_DEQUANTIZE_PROTO(q2_K, __simd128);
 BQ_DEQUANTIZE_PROTO(q3_K, __simd128);
@@ -105,6 +106,14 @@ static inline int32_t kq_hsum(v128_t v) {
   return wasm_i32x4_extract_lane(v, 0);
 }
 
+/* The sum of the four lanes in every lane (exact, wrapping as the reference's int32 sums do not
+ * need to). Kept in a vector: the super-block's float term is formed lane-wise from it, and only
+ * a dot's final state is read out of lane 0, after its loop. */
+static inline v128_t kq_hsum_all(v128_t v) {
+  v = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+}
+
 /* Partial sums (i32x4) of the 16 codes c (bytes 0..63) times the activations a (pair order). */
 static inline v128_t kq_dot16(const kq_k *k, v128_t c, const int16_t *a) {
   return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(c, k->lo8), wasm_v128_load(a)),
@@ -180,6 +189,14 @@ static inline v128_t kq_sum4(v128_t a, v128_t b, v128_t c, v128_t d) {
 static inline float kq_row_sum(float s) {
   float acc[BQ_ACC_LANES] = {0};
   acc[0] = s;
+  return bq_acc_sum__simd128(acc);
+}
+
+/* y[r] for a matvec row whose terms went, in order, into every lane of s (from 0): the row's dot
+ * state (s in acc[0], zeros after) summed as the dot's would be. */
+static inline float kq_row_sum_v(v128_t s) {
+  float acc[BQ_ACC_LANES] = {0};
+  wasm_v128_store(acc, wasm_i32x4_shuffle(s, wasm_f32x4_splat(0), 0, 4, 5, 6));
   return bq_acc_sum__simd128(acc);
 }
 
