@@ -124,7 +124,7 @@ static inline v128_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
   }
   v128_t sc[4];
   kq_i8_to_i32(scales(k, b), sc);
-  return kq_hsum_all(kq_scaled_off(p, sc, a->sum, 2)); /* sum sc_j (S_j - 4 A_j) */
+  return kq_hsum(kq_scaled_off(p, sc, a->sum, 2)); /* sum sc_j (S_j - 4 A_j) */
 }
 
 /* The term of a super-block whose dd is huge, Inf or NaN, as ggml forms it (kq236.h). */
@@ -182,7 +182,7 @@ BQ_MATVEC_PROTO(q3_K, q8_K, __simd128) {
     v128_t s = wasm_f32x4_splat(0);
     for (size_t i = 0; i < nb; i++)
       s = wasm_f32x4_add(s, term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]));
-    y[r] = kq_row_sum_v(s);
+    y[r] = kq_row_sum(s);
   }
   return BQ_OK;
 }

@@ -12,13 +12,9 @@ kq_const_table bq_kq236_consts = {
     .m30 = B16(0x30),
     .m03 = B16(0x03),
     .m04 = B16(0x04),
-    .lo8 = S4(0x00FF00FF),     /* the low byte of each u16 lane */
-    .w03 = S4(0x00030003),     /* the low 2 bits of each u16 lane */
-    .magic16 = S4(0x4B004B00), /* u16 lanes holding the top half of 2^23 */
-    .magic = S4(0x4B000000),   /* 2^23 */
-    .magic4 = S4(0x4B000004),  /* 2^23 + 4 */
-    .magic32 = S4(0x4B000020), /* 2^23 + 32 */
-    .q3mul = {64, 16, 4, 1},   /* Q3_K: lane k shifted left by 6 - 2k (q3_K.c) */
+    .lo8 = S4(0x00FF00FF),   /* the low byte of each u16 lane */
+    .w03 = S4(0x00030003),   /* the low 2 bits of each u16 lane */
+    .q3mul = {64, 16, 4, 1}, /* Q3_K: lane k shifted left by 6 - 2k (q3_K.c) */
     .one16 = S4(0x00010001),
     .b32 = B16(0x20),
     .lo64 = {0x0F0F0F0F, 0x0F0F0F0F, 0, 0}, /* Q3_K: nibble mask of bytes 0-7 */
@@ -136,7 +132,7 @@ static inline v128_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
   v128_t sc[4];
   kq_i8_to_i32(wasm_v128_load(b + XSC), sc);
   /* sum sc_j (S_j - 32 A_j), with A_j the sub-block's activation sum */
-  return kq_hsum_all(kq_scaled_off(p, sc, a->sum, 5));
+  return kq_hsum(kq_scaled_off(p, sc, a->sum, 5));
 }
 
 /* The term of a super-block whose dd is huge, Inf or NaN, as ggml forms it (kq236.h). */
@@ -195,7 +191,7 @@ BQ_MATVEC_PROTO(q6_K, q8_K, __simd128) {
     v128_t s = wasm_f32x4_splat(0);
     for (size_t i = 0; i < nb; i++)
       s = wasm_f32x4_add(s, term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]));
-    y[r] = kq_row_sum_v(s);
+    y[r] = kq_row_sum(s);
   }
   return BQ_OK;
 }
