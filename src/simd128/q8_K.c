@@ -14,6 +14,8 @@ enum {
 bq_kq_const_table bq_kq_consts_mem = {
     .lo8 = S4(0x00FF00FFu),
     .b10 = S4(0x10101010u),
+    .sc_lo = {0x3F3F3F3Fu, 0x0F0F0F0Fu, 0x3F3F3F3Fu, 0}, /* w0's and w1's low 6 bits, w2's low 4 */
+    .b30 = S4(0x30303030u),
 };
 
 float bq_kq_slot[32], *bq_kq_slot_alias = bq_kq_slot;
