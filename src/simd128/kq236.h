@@ -23,6 +23,7 @@
 #include <wasm_simd128.h>
 
 #include "../kquants.h"
+#include "simd.h" /* BQ_TOP, BQ_LOW, bq_top_bytes_mul */
 
 BQ_DEQUANTIZE_PROTO(q2_K, __simd128);
 BQ_DEQUANTIZE_PROTO(q3_K, __simd128);
@@ -40,21 +41,19 @@ float bq_acc_sum__simd128(const float *acc);
 
 /* Vector constants, loaded from memory once per call (src/simd128/consts.c says why). */
 typedef struct {
-  uint32_t nib[4], m30[4], m03[4], m04[4], lo8[4], w03[4], magic16[4], magic[4], magic4[4],
-      magic32[4], q3mul[4], one16[4], b32[4], lo64[4], hi64[4];
+  uint32_t nib[4], m30[4], m03[4], m04[4], lo8[4], w03[4], q3mul[4], one16[4], b32[4], lo64[4],
+      hi64[4];
 } kq_const_table;
 extern kq_const_table bq_kq236_consts; /* q6_K.c; not const, so the loads are not folded */
 
 typedef struct {
-  v128_t nib, m30, m03, m04, lo8, w03, magic16, magic, magic4, magic32, q3mul, one16, b32, lo64,
-      hi64;
+  v128_t nib, m30, m03, m04, lo8, w03, q3mul, one16, b32, lo64, hi64;
 } kq_k;
 
 #define KQ_LD(f) wasm_v128_load(bq_kq236_consts.f)
 static inline kq_k kq_consts(void) {
-  const kq_k k = {KQ_LD(nib),   KQ_LD(m30),     KQ_LD(m03),   KQ_LD(m04),    KQ_LD(lo8),
-                  KQ_LD(w03),   KQ_LD(magic16), KQ_LD(magic), KQ_LD(magic4), KQ_LD(magic32),
-                  KQ_LD(q3mul), KQ_LD(one16),   KQ_LD(b32),   KQ_LD(lo64),   KQ_LD(hi64)};
+  const kq_k k = {KQ_LD(nib),   KQ_LD(m30),   KQ_LD(m03), KQ_LD(m04),  KQ_LD(lo8), KQ_LD(w03),
+                  KQ_LD(q3mul), KQ_LD(one16), KQ_LD(b32), KQ_LD(lo64), KQ_LD(hi64)};
   return k;
 }
 
@@ -98,11 +97,12 @@ static inline v128_t kq_hsum4(v128_t a, v128_t b, v128_t c, v128_t d) {
                         wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
 }
 
-/* Sum of the four lanes (exact, wrapping as the reference's int32 sums do not need to). */
-static inline int32_t kq_hsum(v128_t v) {
+/* The sum of the four lanes in every lane (exact, wrapping as the reference's int32 sums do not
+ * need to). Kept in a vector: the super-block's float term is formed lane-wise from it, and only
+ * a dot's final state is read out of lane 0, after its loop. */
+static inline v128_t kq_hsum(v128_t v) {
   v = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-  v = wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
-  return wasm_i32x4_extract_lane(v, 0);
+  return wasm_i32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
 }
 
 /* Partial sums (i32x4) of the 16 codes c (bytes 0..63) times the activations a (pair order). */
@@ -142,20 +142,6 @@ static inline void kq_i8_to_i32(v128_t s, v128_t o[4]) {
   o[3] = wasm_i32x4_extend_high_i16x8(hi);
 }
 
-/* The 16 byte codes of v as floats 2^23 + c (elements 0-3, 4-7, 8-11, 12-15): interleaving with
- * zero, then with the u16 0x4B00, builds the bits 0x4B0000cc. No integer->float convert (clang 14
- * scalarises zero-extend + convert); subtracting 2^23 + offset afterwards is exact. */
-static inline void kq_magic(const kq_k *k, v128_t v, v128_t w[4]) {
-  const v128_t z = wasm_i32x4_splat(0);
-  const v128_t l = wasm_i8x16_shuffle(v, z, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const v128_t h =
-      wasm_i8x16_shuffle(v, z, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  w[0] = wasm_i16x8_shuffle(l, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
-  w[1] = wasm_i16x8_shuffle(l, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
-  w[2] = wasm_i16x8_shuffle(h, k->magic16, 0, 8, 1, 9, 2, 10, 3, 11);
-  w[3] = wasm_i16x8_shuffle(h, k->magic16, 4, 12, 5, 13, 6, 14, 7, 15);
-}
-
 /* Lane i of v in every lane (i is a constant once the callers' loops are unrolled). */
 static inline v128_t kq_lane(v128_t v, int i) {
   switch (i & 3) {
@@ -175,11 +161,11 @@ static inline v128_t kq_sum4(v128_t a, v128_t b, v128_t c, v128_t d) {
   return wasm_f32x4_add(wasm_f32x4_add(a, b), wasm_f32x4_add(c, d));
 }
 
-/* y[r] for a matvec row whose terms went, in order, into s (from 0): the row's dot state summed as
- * the dot's would be. */
-static inline float kq_row_sum(float s) {
+/* y[r] for a matvec row whose terms went, in order, into every lane of s (from 0): the row's dot
+ * state (s in acc[0], zeros after) summed as the dot's would be. */
+static inline float kq_row_sum(v128_t s) {
   float acc[BQ_ACC_LANES] = {0};
-  acc[0] = s;
+  wasm_v128_store(acc, wasm_i32x4_shuffle(s, wasm_f32x4_splat(0), 0, 4, 5, 6));
   return bq_acc_sum__simd128(acc);
 }
 

@@ -30,17 +30,20 @@ BQ_QUANTIZE_PROTO(q8_K, __simd128);
 
 /* Vector constants of these kernels, in memory for the reason consts.c gives (q8_K.c). */
 typedef struct {
-  uint32_t lo8[4], b10[4];
+  uint32_t lo8[4], b10[4], sc_lo[4], b30[4];
 } bq_kq_const_table;
 extern bq_kq_const_table bq_kq_consts_mem;
 
 typedef struct {
-  v128_t lo8; /* 0x00FF in each u16 lane: the even byte */
-  v128_t b10; /* 0x10 in each byte: the fifth bit of a Q5 code */
+  v128_t lo8;   /* 0x00FF in each u16 lane: the even byte */
+  v128_t b10;   /* 0x10 in each byte: the fifth bit of a Q5 code */
+  v128_t sc_lo; /* bq_kq_scales: the bits of the packed scale words that stay in place */
+  v128_t b30;   /* 0x30 in each byte: bits 4-5 */
 } bq_kq;
 
 BQ_KQ_INLINE bq_kq bq_kq_consts(void) {
-  const bq_kq c = {wasm_v128_load(bq_kq_consts_mem.lo8), wasm_v128_load(bq_kq_consts_mem.b10)};
+  const bq_kq c = {wasm_v128_load(bq_kq_consts_mem.lo8), wasm_v128_load(bq_kq_consts_mem.b10),
+                   wasm_v128_load(bq_kq_consts_mem.sc_lo), wasm_v128_load(bq_kq_consts_mem.b30)};
   return c;
 }
 
@@ -49,16 +52,24 @@ BQ_KQ_INLINE bq_kq bq_kq_consts(void) {
   wasm_i8x16_const((a), -128, (a), -128, (a) + 1, -128, (a) + 1, -128, (a) + 2, -128, (a) + 2, \
                    -128, (a) + 3, -128, (a) + 3, -128)
 
-/* The 12 packed scale bytes of a Q4_K/Q5_K super-block as one vector of bytes: the 6-bit scales
- * of sub-blocks 0..7 in bytes 0..7 and their mins in bytes 8..15 (bq_scale_min_k4 for all j at
- * once, in 32-bit integer code: the high 2 bits of sub-blocks 4..7 sit in the top bits of bytes
- * 0..3 (scales) and 4..7 (mins), their low 4 bits in the nibbles of bytes 8..11). */
-BQ_KQ_INLINE v128_t bq_kq_scales(const uint8_t *s) {
-  const uint32_t w0 = bq_rd32(s), w1 = bq_rd32(s + 4), w2 = bq_rd32(s + 8);
-  const uint32_t sc_lo = w0 & 0x3F3F3F3Fu, m_lo = w1 & 0x3F3F3F3Fu;
-  const uint32_t sc_hi = (w2 & 0x0F0F0F0Fu) | ((w0 >> 6) & 0x03030303u) << 4;
-  const uint32_t m_hi = ((w2 >> 4) & 0x0F0F0F0Fu) | ((w1 >> 6) & 0x03030303u) << 4;
-  return wasm_u32x4_make(sc_lo, sc_hi, m_lo, m_hi);
+/* The 12 packed scale bytes of a Q4_K/Q5_K super-block at s (read as 16: the block goes on) as one
+ * vector of bytes: the 6-bit scales of sub-blocks 0..7 in bytes 0..7 and their mins in bytes 8..15
+ * (bq_scale_min_k4 for all j at once). With w0..w2 the three scale words, the i32 lanes are
+ * [w0 & 0x3F.., (w2 & 0x0F..) | hi(w0), w1 & 0x3F.., (w2 >> 4 & 0x0F..) | hi(w1)], hi(w) being
+ * the top 2 bits of each byte of w moved to bits 4-5: the words are placed in lanes by constant
+ * swizzles (zeros where a term does not apply), so the whole unpacking is vector code. */
+BQ_KQ_INLINE v128_t bq_kq_scales(const bq_k *k, const bq_kq *c, const uint8_t *s) {
+  const v128_t v = wasm_v128_load(s);
+  const v128_t a = wasm_i8x16_swizzle(
+      v, wasm_i8x16_const(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, -128, -128, -128, -128));
+  const v128_t m =
+      wasm_i8x16_swizzle(v, wasm_i8x16_const(-128, -128, -128, -128, -128, -128, -128, -128, -128,
+                                             -128, -128, -128, 8, 9, 10, 11));
+  const v128_t h = wasm_i8x16_swizzle(
+      v, wasm_i8x16_const(-128, -128, -128, -128, 0, 1, 2, 3, -128, -128, -128, -128, 4, 5, 6, 7));
+  return wasm_v128_or(
+      wasm_v128_or(wasm_v128_and(a, c->sc_lo), wasm_v128_and(wasm_u32x4_shr(m, 4), k->nib)),
+      wasm_v128_and(wasm_u32x4_shr(h, 2), c->b30));
 }
 
 /* Scale slots: a super-block's d * scale and dmin * min are stored through bq_kq_slot and read back
@@ -165,7 +176,7 @@ typedef void (*bq_kq_pair_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, c
                               int s, v128_t st[2], v128_t w[16]);
 
 /* A super-block's scale slots. */
-typedef const float *(*bq_kq_slots_fn)(const uint8_t *p);
+typedef const float *(*bq_kq_slots_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p);
 
 /* A super-block's four dot terms against Q8_K activations act with scale yd and bsums. */
 typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act,
@@ -180,7 +191,7 @@ BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   for (size_t i = 0; i < nb; i++, p += xs, y += QK_K) {
-    const float *sl = slots(p);
+    const float *sl = slots(&k, &c, p);
     v128_t st[2] = {wasm_v128_load(p + qh), wasm_v128_load(p + qh + 16)};
     _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
       v128_t w[16];
@@ -196,7 +207,7 @@ BQ_KQ_INLINE void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, siz
   const bq_kq c = bq_kq_consts();
   v128_t sum = wasm_v128_load(acc);
   for (size_t i = 0; i < nb; i++, p += xs, v += QK_K) {
-    const float *sl = slots(p);
+    const float *sl = slots(&k, &c, p);
     v128_t st[2] = {wasm_v128_load(p + qh), wasm_v128_load(p + qh + 16)};
     v128_t q[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
                    wasm_f32x4_splat(0.0f)};

@@ -12,25 +12,34 @@ enum {
   YBS = offsetof(block_q8_K, bsums)
 };
 
-/* d * scale and dmin * min of the 16 sub-blocks, as the reference rounds them. */
+/* d * scale and dmin * min of the 16 sub-blocks, as the reference rounds them: each 4-bit code in
+ * the low byte of an i32 lane (zeros above), converted exactly. */
 static inline void sub_scales(const kq_k *k, const uint8_t *b, v128_t dl[4], v128_t ml[4]) {
   const v128_t s = wasm_v128_load(b + XSC);
+  const v128_t sc = wasm_v128_and(s, k->nib), mn = wasm_v128_and(wasm_u16x8_shr(s, 4), k->nib);
   const v128_t d = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XD)));
   const v128_t dm = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XDM)));
-  v128_t sc[4], mn[4];
-  kq_i8_to_i32(wasm_v128_and(s, k->nib), sc);
-  kq_i8_to_i32(wasm_v128_and(wasm_u16x8_shr(s, 4), k->nib), mn);
-  for (int i = 0; i < 4; i++) {
-    dl[i] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(sc[i]));
-    ml[i] = wasm_f32x4_mul(dm, wasm_f32x4_convert_i32x4(mn[i]));
-  }
+  dl[0] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(sc, BQ_LOW(0))));
+  dl[1] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(sc, BQ_LOW(4))));
+  dl[2] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(sc, BQ_LOW(8))));
+  dl[3] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(sc, BQ_LOW(12))));
+  ml[0] = wasm_f32x4_mul(dm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(mn, BQ_LOW(0))));
+  ml[1] = wasm_f32x4_mul(dm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(mn, BQ_LOW(4))));
+  ml[2] = wasm_f32x4_mul(dm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(mn, BQ_LOW(8))));
+  ml[3] = wasm_f32x4_mul(dm, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(mn, BQ_LOW(12))));
 }
 
-/* The 16 values of sub-block j from its 2-bit codes q (bytes): dl * q - ml, as the reference. */
-static inline void values(const kq_k *k, v128_t q, v128_t dl, v128_t ml, v128_t w[4]) {
-  kq_magic(k, q, w);
-  for (int i = 0; i < 4; i++)
-    w[i] = wasm_f32x4_sub(wasm_f32x4_mul(dl, wasm_f32x4_sub(w[i], k->magic)), ml);
+/* The 16 values of a sub-block from its 2-bit codes q (bytes): dl * q - ml, as the reference (each
+ * code in the low byte of an i32 lane, converted exactly). */
+static inline void values(v128_t q, v128_t dl, v128_t ml, v128_t w[4]) {
+  w[0] = wasm_f32x4_sub(
+      wasm_f32x4_mul(dl, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(0)))), ml);
+  w[1] = wasm_f32x4_sub(
+      wasm_f32x4_mul(dl, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(4)))), ml);
+  w[2] = wasm_f32x4_sub(
+      wasm_f32x4_mul(dl, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(8)))), ml);
+  w[3] = wasm_f32x4_sub(
+      wasm_f32x4_mul(dl, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(q, BQ_LOW(12)))), ml);
 }
 
 /* The codes of group g (bytes 0..3) of the 16 code bytes v. */
@@ -53,7 +62,7 @@ BQ_DEQUANTIZE_PROTO(q2_K, __simd128) {
         for (int g = 0; g < 4; g++) {
           const int j = 8 * h + 2 * g + c;
           v128_t w[4];
-          values(&k, group(&k, v, g), kq_lane(dl[j >> 2], j), kq_lane(ml[j >> 2], j), w);
+          values(group(&k, v, g), kq_lane(dl[j >> 2], j), kq_lane(ml[j >> 2], j), w);
           for (int t = 0; t < 4; t++) wasm_v128_store(y + 16 * j + 4 * t, w[t]);
         }
       }
@@ -79,7 +88,7 @@ BQ_DOT_PROTO(q2_K, f32, __simd128) {
         for (int g = 0; g < 4; g++) {
           const int j = 8 * h + 2 * g + c;
           v128_t w[4];
-          values(&k, group(&k, q, g), kq_lane(dl[j >> 2], j), kq_lane(ml[j >> 2], j), w);
+          values(group(&k, q, g), kq_lane(dl[j >> 2], j), kq_lane(ml[j >> 2], j), w);
           for (int t = 0; t < 4; t++)
             s[t] = wasm_f32x4_add(s[t], wasm_f32x4_mul(w[t], wasm_v128_load(v + 16 * j + 4 * t)));
         }
@@ -90,10 +99,11 @@ BQ_DOT_PROTO(q2_K, f32, __simd128) {
   return BQ_OK;
 }
 
-/* The reference's term of the block at b against the Q8_K block at yb (its codes prepared in a):
- * isum = sum scale * q * q8 exactly (codes taken out of u16 lanes, even elements by a mask, odd
- * ones by a shift), summs = sum min * bsum from the Q8_K block's bsums, as ggml reads them. */
-static inline float term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
+/* The reference's term (in every lane) of the block at b against the Q8_K block at yb (its codes
+ * prepared in a): isum = sum scale * q * q8 exactly (codes taken out of u16 lanes, even elements by
+ * a mask, odd ones by a shift), summs = sum min * bsum from the Q8_K block's bsums, as ggml reads
+ * them. */
+static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
   v128_t p[16];
 #pragma clang loop unroll(disable)
   for (int hc = 0; hc < 4; hc++) {
@@ -112,28 +122,29 @@ static inline float term(const kq_k *k, const uint8_t *b, const uint8_t *yb, con
   const v128_t s = wasm_v128_load(b + XSC);
   v128_t sc[4];
   kq_i8_to_i32(wasm_v128_and(s, k->nib), sc);
-  const int32_t is = kq_hsum(kq_scaled(p, sc));
+  const v128_t is = kq_hsum(kq_scaled(p, sc));
   const v128_t mn = wasm_v128_and(wasm_u16x8_shr(s, 4), k->nib);
-  const int32_t summs = kq_hsum(wasm_i32x4_add(
+  const v128_t summs = kq_hsum(wasm_i32x4_add(
       wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(mn), wasm_v128_load(yb + YBS)),
       wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(mn), wasm_v128_load(yb + YBS + 16))));
   float yd;
   memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
   const float dall = yd * bq_h2f(bq_rd16(b + XD)), dmin = yd * bq_h2f(bq_rd16(b + XDM));
-  return dall * (float)is - dmin * (float)summs;
+  return wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_splat(dall), wasm_f32x4_convert_i32x4(is)),
+                        wasm_f32x4_mul(wasm_f32x4_splat(dmin), wasm_f32x4_convert_i32x4(summs)));
 }
 
 BQ_DOT_PROTO(q2_K, q8_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
   const kq_k k = kq_consts();
   const uint8_t *b = x, *yb = y;
-  float s = acc[0];
+  v128_t s = wasm_v128_load32_splat(acc);
   for (size_t i = 0; i < n / QK_K; i++, b += XS, yb += YS) {
     kq_act a;
     kq_prepare(&k, yb, &a);
-    s += term(&k, b, yb, &a);
+    s = wasm_f32x4_add(s, term(&k, b, yb, &a));
   }
-  acc[0] = s;
+  acc[0] = wasm_f32x4_extract_lane(s, 0);
   return BQ_OK;
 }
 
@@ -152,8 +163,9 @@ BQ_MATVEC_PROTO(q2_K, q8_K, __simd128) {
   const kq_k k = kq_consts();
   for (size_t i = 0; i < nb; i++) kq_prepare(&k, xb + i * YS, &bq_kq236_prep[i]);
   for (size_t r = 0; r < rows; r++, wb += nb * XS) {
-    float s = 0;
-    for (size_t i = 0; i < nb; i++) s += term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]);
+    v128_t s = wasm_f32x4_splat(0);
+    for (size_t i = 0; i < nb; i++)
+      s = wasm_f32x4_add(s, term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]));
     y[r] = kq_row_sum(s);
   }
   return BQ_OK;

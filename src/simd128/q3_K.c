@@ -10,18 +10,19 @@ enum {
   XSC = offsetof(block_q3_K, scales),
   XD = offsetof(block_q3_K, d)
 };
-static_assert(XSC + 12 == XD && XD + 2 == XS, "scales end 2 bytes before the block does");
+static_assert(XSC >= 4 && XSC + 12 == XD, "scales: 4 bytes before them, d right after them");
 
-/* The 16 scales minus 32, as signed bytes. The 12 scale bytes s are read with the 2 bytes before
- * them (a 16-byte load ending at the block's end). Low 4 bits: s[j] & 15 for j < 8, s[j - 8] >> 4
+/* The 16 scales minus 32, as signed bytes. The 12 scale bytes s are read with the 4 bytes before
+ * them (a 16-byte load ending where d starts: one that covered d was also used for d, whose bits
+ * clang then took out with a lane extract). Low 4 bits: s[j] & 15 for j < 8, s[j - 8] >> 4
  * after; high 2 bits: bits 2(j/4).. of s[8 + j%4], brought to bits 4-5 by one i32 multiply (lane k,
  * bytes s[8..11], times 2^(6 - 2k), shifted right by 2). */
 static inline v128_t scales(const kq_k *k, const uint8_t *b) {
-  const v128_t v = wasm_v128_load(b + XSC - 2);
+  const v128_t v = wasm_v128_load(b + XSC - 4);
   const v128_t a =
-      wasm_i8x16_swizzle(v, wasm_i8x16_const(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
+      wasm_i8x16_swizzle(v, wasm_i8x16_const(4, 5, 6, 7, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
   const v128_t hb = wasm_i8x16_swizzle(
-      v, wasm_i8x16_const(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13));
+      v, wasm_i8x16_const(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15));
   const v128_t lo =
       wasm_v128_or(wasm_v128_and(a, k->lo64), wasm_v128_and(wasm_u16x8_shr(a, 4), k->hi64));
   const v128_t hi = wasm_v128_and(wasm_u32x4_shr(wasm_i32x4_mul(hb, k->q3mul), 2), k->m30);
@@ -37,18 +38,19 @@ static inline v128_t codes(const kq_k *k, v128_t v, v128_t m, int h, int g) {
                       wasm_v128_and(hb, k->m04));
 }
 
-/* d * (scale - 32) of the 16 sub-blocks, as the reference rounds it. */
+/* d * (scale - 32) * 2^-24 of the 16 sub-blocks, in four vectors: each signed scale byte in the
+ * top byte of an i32 lane (converted exactly) times d * 2^-48 (exact: d is 0 or at least 2^-24),
+ * one rounding of the real product, which is the reference's d * (scale - 32) times 2^-24 exactly
+ * (no underflow: |d * (scale - 32)| is 0 or at least 2^-24). */
 static inline void sub_scales(const kq_k *k, const uint8_t *b, v128_t dl[4]) {
-  v128_t s[4];
-  kq_i8_to_i32(scales(k, b), s);
-  const v128_t d = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XD)));
-  for (int i = 0; i < 4; i++) dl[i] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(s[i]));
+  bq_top_bytes_mul(scales(k, b), wasm_f32x4_splat(bq_h2f(bq_rd16(b + XD)) * 0x1p-48f), dl);
 }
 
-/* The 16 values dl * (q - 4) of a sub-block from its codes q, as the reference. */
+/* The 16 values of a sub-block from its codes q and dl = d * (scale - 32) * 2^-24: q - 4 as a
+ * signed byte in the top byte of an i32 lane, converted (exactly (q - 4) * 2^24) and multiplied by
+ * dl: the reference's real product dl * (q - 4), so the same rounding. */
 static inline void values(const kq_k *k, v128_t q, v128_t dl, v128_t w[4]) {
-  kq_magic(k, q, w);
-  for (int i = 0; i < 4; i++) w[i] = wasm_f32x4_mul(dl, wasm_f32x4_sub(w[i], k->magic4));
+  bq_top_bytes_mul(wasm_i8x16_sub(q, k->m04), dl, w);
 }
 
 BQ_DEQUANTIZE_PROTO(q3_K, __simd128) {
@@ -105,8 +107,9 @@ BQ_DOT_PROTO(q3_K, f32, __simd128) {
   return BQ_OK;
 }
 
-/* The exact integer sum over the block at b of (scale - 32) * (q - 4) * activation. */
-static inline int32_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
+/* The exact integer sum over the block at b of (scale - 32) * (q - 4) * activation, in every
+ * lane. */
+static inline v128_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
   v128_t p[16];
 #pragma clang loop unroll(disable)
   for (int hc = 0; hc < 4; hc++) {
@@ -137,26 +140,27 @@ __attribute__((noinline)) static float big_term(const uint8_t *b, const uint8_t 
   return kq_lanes_term(w, yb, dd);
 }
 
-/* The float term of one super-block: (d * yd) * isum, with d * yd formed as the reference does. */
-static inline float term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
+/* The float term of one super-block in every lane: (d * yd) * isum, with d * yd formed as the
+ * reference does. */
+static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
   float yd;
   memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
   const float dd = bq_h2f(bq_rd16(b + XD)) * yd;
-  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return big_term(b, yb, dd);
-  return dd * (float)isum(k, b, a);
+  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return wasm_f32x4_splat(big_term(b, yb, dd));
+  return wasm_f32x4_mul(wasm_f32x4_splat(dd), wasm_f32x4_convert_i32x4(isum(k, b, a)));
 }
 
 BQ_DOT_PROTO(q3_K, q8_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
   const kq_k k = kq_consts();
   const uint8_t *b = x, *yb = y;
-  float s = acc[0];
+  v128_t s = wasm_v128_load32_splat(acc);
   for (size_t i = 0; i < n / QK_K; i++, b += XS, yb += YS) {
     kq_act a;
     kq_prepare(&k, yb, &a);
-    s += term(&k, b, yb, &a);
+    s = wasm_f32x4_add(s, term(&k, b, yb, &a));
   }
-  acc[0] = s;
+  acc[0] = wasm_f32x4_extract_lane(s, 0);
   return BQ_OK;
 }
 
@@ -175,8 +179,9 @@ BQ_MATVEC_PROTO(q3_K, q8_K, __simd128) {
   const kq_k k = kq_consts();
   for (size_t i = 0; i < nb; i++) kq_prepare(&k, xb + i * YS, &bq_kq236_prep[i]);
   for (size_t r = 0; r < rows; r++, wb += nb * XS) {
-    float s = 0;
-    for (size_t i = 0; i < nb; i++) s += term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]);
+    v128_t s = wasm_f32x4_splat(0);
+    for (size_t i = 0; i < nb; i++)
+      s = wasm_f32x4_add(s, term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]));
     y[r] = kq_row_sum(s);
   }
   return BQ_OK;

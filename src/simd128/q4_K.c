@@ -27,8 +27,8 @@ BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, const fl
   }
 }
 
-BQ_KQ_INLINE const float *slots(const uint8_t *p) {
-  return bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
+BQ_KQ_INLINE const float *slots(const bq_k *k, const bq_kq *c, const uint8_t *p) {
+  return bq_kq_dl_ml(bq_kq_scales(k, c, p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
                      bq_h2f_fast(bq_rd16(p + XDM)));
 }
 
@@ -48,7 +48,6 @@ BQ_DOT_PROTO(q4_K, f32, __simd128) {
  * a time: even and odd bytes, low and high nibbles) against activations in the same order. */
 BQ_KQ_INLINE v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq_act act, float yd,
                           const uint8_t *bsums) {
-  (void)c;
   v128_t P[8];
   /* Not unrolled: V8 hoists the loads of unrolled copies and then spills. */
   _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
@@ -68,7 +67,7 @@ BQ_KQ_INLINE v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq
     P[2 * s] = lo;
     P[2 * s + 1] = hi;
   }
-  return bq_kq_terms(P, bq_kq_scales(p + XSC), bsums, bq_h2f_fast(bq_rd16(p + XD)) * yd,
+  return bq_kq_terms(P, bq_kq_scales(k, c, p + XSC), bsums, bq_h2f_fast(bq_rd16(p + XD)) * yd,
                      bq_h2f_fast(bq_rd16(p + XDM)) * yd);
 }
 

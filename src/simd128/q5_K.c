@@ -37,8 +37,8 @@ BQ_KQ_INLINE void pair(const bq_k *k, const bq_kq *c, const uint8_t *p, const fl
   }
 }
 
-BQ_KQ_INLINE const float *slots(const uint8_t *p) {
-  return bq_kq_dl_ml(bq_kq_scales(p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
+BQ_KQ_INLINE const float *slots(const bq_k *k, const bq_kq *c, const uint8_t *p) {
+  return bq_kq_dl_ml(bq_kq_scales(k, c, p + XSC), bq_h2f_fast(bq_rd16(p + XD)),
                      bq_h2f_fast(bq_rd16(p + XDM)));
 }
 
@@ -81,7 +81,7 @@ BQ_KQ_INLINE v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq
     hs0 = wasm_u16x8_shr(hs0, 2);
     hs1 = wasm_u16x8_shr(hs1, 2);
   }
-  return bq_kq_terms(P, bq_kq_scales(p + XSC), bsums, bq_h2f_fast(bq_rd16(p + XD)) * yd,
+  return bq_kq_terms(P, bq_kq_scales(k, c, p + XSC), bsums, bq_h2f_fast(bq_rd16(p + XD)) * yd,
                      bq_h2f_fast(bq_rd16(p + XDM)) * yd);
 }
 

@@ -12,13 +12,9 @@ kq_const_table bq_kq236_consts = {
     .m30 = B16(0x30),
     .m03 = B16(0x03),
     .m04 = B16(0x04),
-    .lo8 = S4(0x00FF00FF),     /* the low byte of each u16 lane */
-    .w03 = S4(0x00030003),     /* the low 2 bits of each u16 lane */
-    .magic16 = S4(0x4B004B00), /* u16 lanes holding the top half of 2^23 */
-    .magic = S4(0x4B000000),   /* 2^23 */
-    .magic4 = S4(0x4B000004),  /* 2^23 + 4 */
-    .magic32 = S4(0x4B000020), /* 2^23 + 32 */
-    .q3mul = {64, 16, 4, 1},   /* Q3_K: lane k shifted left by 6 - 2k (q3_K.c) */
+    .lo8 = S4(0x00FF00FF),   /* the low byte of each u16 lane */
+    .w03 = S4(0x00030003),   /* the low 2 bits of each u16 lane */
+    .q3mul = {64, 16, 4, 1}, /* Q3_K: lane k shifted left by 6 - 2k (q3_K.c) */
     .one16 = S4(0x00010001),
     .b32 = B16(0x20),
     .lo64 = {0x0F0F0F0F, 0x0F0F0F0F, 0, 0}, /* Q3_K: nibble mask of bytes 0-7 */
@@ -51,18 +47,19 @@ static inline void codes(const kq_k *k, const uint8_t *b, int h, int c, v128_t q
                       wasm_v128_and(wasm_u16x8_shr(hb, 2), k->m30));
 }
 
-/* d * scale of the 16 sub-blocks, as the reference rounds it, in four vectors. */
+/* d * scale * 2^-24 of the 16 sub-blocks, in four vectors: each signed scale byte in the top byte
+ * of an i32 lane (scale * 2^24, converted exactly) times d * 2^-48 (exact: d is 0 or at least
+ * 2^-24), one rounding of the real d * scale * 2^-24, which is the reference's d * scale times
+ * 2^-24 exactly (no underflow: |d * scale| is 0 or at least 2^-24). */
 static inline void sub_scales(const uint8_t *b, float d, v128_t dl[4]) {
-  v128_t s[4];
-  kq_i8_to_i32(wasm_v128_load(b + XSC), s);
-  for (int i = 0; i < 4; i++)
-    dl[i] = wasm_f32x4_mul(wasm_f32x4_splat(d), wasm_f32x4_convert_i32x4(s[i]));
+  bq_top_bytes_mul(wasm_v128_load(b + XSC), wasm_f32x4_splat(d * 0x1p-48f), dl);
 }
 
-/* The 16 values of sub-block j from its codes q: (d * scale) * (q - 32), as the reference. */
+/* The 16 values of sub-block j from its codes q and dl = d * scale * 2^-24 (sub_scales): q - 32 as
+ * a signed byte, in the top byte of an i32 lane, converted (exactly (q - 32) * 2^24) and multiplied
+ * by dl: the same real product as the reference's (d * scale) * (q - 32), so the same rounding. */
 static inline void values(const kq_k *k, v128_t q, v128_t dl, v128_t w[4]) {
-  kq_magic(k, q, w);
-  for (int i = 0; i < 4; i++) w[i] = wasm_f32x4_mul(dl, wasm_f32x4_sub(w[i], k->magic32));
+  bq_top_bytes_mul(wasm_i8x16_sub(q, k->b32), dl, w);
 }
 
 BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
@@ -120,8 +117,8 @@ BQ_DOT_PROTO(q6_K, f32, __simd128) {
   return BQ_OK;
 }
 
-/* The exact integer sum over the block at b of scale * (q - 32) * activation. */
-static inline int32_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
+/* The exact integer sum over the block at b of scale * (q - 32) * activation, in every lane. */
+static inline v128_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
   v128_t p[16];
 #pragma clang loop unroll(disable)
   for (int hc = 0; hc < 4; hc++) {
@@ -154,26 +151,27 @@ __attribute__((noinline)) static float big_term(const uint8_t *b, const uint8_t 
   return kq_lanes_term(w, yb, dd);
 }
 
-/* The float term of one super-block: (d * yd) * isum, with d * yd formed as the reference does. */
-static inline float term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
+/* The float term of one super-block in every lane: (d * yd) * isum, with d * yd formed as the
+ * reference does. */
+static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
   float yd;
   memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
   const float dd = bq_h2f(bq_rd16(b + XD)) * yd;
-  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return big_term(b, yb, dd);
-  return dd * (float)isum(k, b, a);
+  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return wasm_f32x4_splat(big_term(b, yb, dd));
+  return wasm_f32x4_mul(wasm_f32x4_splat(dd), wasm_f32x4_convert_i32x4(isum(k, b, a)));
 }
 
 BQ_DOT_PROTO(q6_K, q8_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
   const kq_k k = kq_consts();
   const uint8_t *b = x, *yb = y;
-  float s = acc[0];
+  v128_t s = wasm_v128_load32_splat(acc);
   for (size_t i = 0; i < n / QK_K; i++, b += XS, yb += YS) {
     kq_act a;
     kq_prepare(&k, yb, &a);
-    s += term(&k, b, yb, &a);
+    s = wasm_f32x4_add(s, term(&k, b, yb, &a));
   }
-  acc[0] = s;
+  acc[0] = wasm_f32x4_extract_lane(s, 0);
   return BQ_OK;
 }
 
@@ -192,8 +190,9 @@ BQ_MATVEC_PROTO(q6_K, q8_K, __simd128) {
   const kq_k k = kq_consts();
   for (size_t i = 0; i < nb; i++) kq_prepare(&k, xb + i * YS, &bq_kq236_prep[i]);
   for (size_t r = 0; r < rows; r++, wb += nb * XS) {
-    float s = 0;
-    for (size_t i = 0; i < nb; i++) s += term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]);
+    v128_t s = wasm_f32x4_splat(0);
+    for (size_t i = 0; i < nb; i++)
+      s = wasm_f32x4_add(s, term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]));
     y[r] = kq_row_sum(s);
   }
   return BQ_OK;

@@ -14,6 +14,8 @@ enum {
 bq_kq_const_table bq_kq_consts_mem = {
     .lo8 = S4(0x00FF00FFu),
     .b10 = S4(0x10101010u),
+    .sc_lo = {0x3F3F3F3Fu, 0x0F0F0F0Fu, 0x3F3F3F3Fu, 0}, /* w0's and w1's low 6 bits, w2's low 4 */
+    .b30 = S4(0x30303030u),
 };
 
 /* The main thread's scale slots (a worker's are in its block, threads.c). */
@@ -39,21 +41,23 @@ static inline int quantize_block(const bq_k *k, const float *x, uint8_t *o) {
     sum = wasm_f32x4_add(sum, v);
   }
   if (!wasm_i32x4_all_true(wasm_f32x4_lt(wasm_f32x4_abs(sum), k->inf32))) return 0;
+  /* The scalar decisions below are made on vectors holding the same value in every lane (a
+   * lane-wise select is the reference's ?:), so no lane is moved out inside the caller's loop. */
   mx = wasm_f32x4_pmax(mx, wasm_i32x4_shuffle(mx, mx, 2, 3, 0, 1));
   mn = wasm_f32x4_pmin(mn, wasm_i32x4_shuffle(mn, mn, 2, 3, 0, 1));
-  const float M =
-      wasm_f32x4_extract_lane(wasm_f32x4_pmax(mx, wasm_i32x4_shuffle(mx, mx, 1, 0, 3, 2)), 0);
-  const float m =
-      wasm_f32x4_extract_lane(wasm_f32x4_pmin(mn, wasm_i32x4_shuffle(mn, mn, 1, 0, 3, 2)), 0);
-  const float amax = M > -m ? M : -m;
-  if (amax == 0) {
+  const v128_t M = wasm_f32x4_pmax(mx, wasm_i32x4_shuffle(mx, mx, 1, 0, 3, 2));
+  const v128_t m = wasm_f32x4_pmin(mn, wasm_i32x4_shuffle(mn, mn, 1, 0, 3, 2));
+  const v128_t nm = wasm_f32x4_neg(m);
+  const v128_t amax = wasm_v128_bitselect(M, nm, wasm_f32x4_gt(M, nm)); /* M > -m ? M : -m */
+  if (wasm_v128_any_true(wasm_f32x4_eq(amax, zero))) {
     memset(o, 0, YS); /* as the reference */
     return 1;
   }
-  if (M == -m) return 0;
-  const float iscale = -127.f / (M == amax ? M : m);
-  if (!(fabsf(iscale) < INFINITY)) return 0;
-  const v128_t vis = wasm_f32x4_splat(iscale), lim = wasm_i32x4_splat(127);
+  if (wasm_v128_any_true(wasm_f32x4_eq(M, nm))) return 0;
+  const v128_t vis =
+      wasm_f32x4_div(wasm_f32x4_splat(-127.f), wasm_v128_bitselect(M, m, wasm_f32x4_eq(M, amax)));
+  if (!wasm_i32x4_all_true(wasm_f32x4_lt(wasm_f32x4_abs(vis), k->inf32))) return 0;
+  const v128_t lim = wasm_i32x4_splat(127);
   v128_t bs[4];
   for (int g4 = 0; g4 < 4; g4++) {
     v128_t s[4];
@@ -73,8 +77,7 @@ static inline int quantize_block(const bq_k *k, const float *x, uint8_t *o) {
   }
   wasm_v128_store(o + YBS, wasm_i16x8_narrow_i32x4(bs[0], bs[1]));
   wasm_v128_store(o + YBS + 16, wasm_i16x8_narrow_i32x4(bs[2], bs[3]));
-  const float d = 1 / iscale;
-  memcpy(o + YD, &d, sizeof d);
+  wasm_v128_store32_lane(o + YD, wasm_f32x4_div(wasm_f32x4_splat(1.f), vis), 0); /* 1 / iscale */
   return 1;
 }
 
