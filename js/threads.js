@@ -21,6 +21,10 @@ import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames } from './worker-core.js';
 
+/** @typedef {import('./codec.js').GGUFLike} GGUFLike */
+/** @typedef {import('./codec.js').BlockStats} BlockStats */
+/** @typedef {import('./codec.js').TensorValues} TensorValues */
+
 const ALIGN = 64;
 const PAGE = 65536;
 /** Bytes of each worker's stack (the builds' own stack size). */
