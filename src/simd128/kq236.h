@@ -191,4 +191,51 @@ static inline float kq_lanes_term(const int32_t w[QK_K], const uint8_t *yb, floa
 #define KQ_PREP_MAX 64 /* super-blocks: 16384 columns, 34 KB */
 extern _Thread_local kq_act *bq_kq236_prep;
 
+/* Inlined into the kernels, so that the term passed by pointer is called directly. */
+#define KQ_INLINE static inline __attribute__((always_inline))
+
+/* A format's float term of one super-block at b, in every lane, against the Q8_K block at yb
+ * whose codes are prepared in a. */
+typedef v128_t (*kq_term_fn)(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a);
+
+/* The dot of nb super-blocks (xs bytes each) at b with the Q8_K blocks at yb: each block's
+ * activations prepared, its term added to acc[0], in order. */
+KQ_INLINE void kq_dot(const uint8_t *b, const uint8_t *yb, size_t nb, size_t xs, float *acc,
+                      kq_term_fn term) {
+  const kq_k k = kq_consts();
+  v128_t s = wasm_v128_load32_splat(acc);
+  for (size_t i = 0; i < nb; i++, b += xs, yb += sizeof(block_q8_K)) {
+    kq_act a;
+    kq_prepare(&k, yb, &a);
+    s = wasm_f32x4_add(s, term(&k, b, yb, &a));
+  }
+  acc[0] = wasm_f32x4_extract_lane(s, 0);
+}
+
+/* y[r] = the dot of row r (rows of cols / QK_K super-blocks of xs bytes), from the same terms on
+ * activations prepared once; the dot kernel per row when the rows are too long to prepare. */
+KQ_INLINE int kq_matvec(const uint8_t *w, size_t rows, size_t cols, const uint8_t *x, float *y,
+                        size_t xs, kq_term_fn term,
+                        int (*dot)(const void *, const void *, size_t, float *)) {
+  if (cols % QK_K) return BQ_EINVAL;
+  const size_t nb = cols / QK_K, ys = sizeof(block_q8_K);
+  if (nb > KQ_PREP_MAX) {
+    for (size_t r = 0; r < rows; r++) {
+      float acc[BQ_ACC_LANES] = {0};
+      dot(w + r * nb * xs, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const kq_k k = kq_consts();
+  for (size_t i = 0; i < nb; i++) kq_prepare(&k, x + i * ys, &bq_kq236_prep[i]);
+  for (size_t r = 0; r < rows; r++, w += nb * xs) {
+    v128_t s = wasm_f32x4_splat(0);
+    for (size_t i = 0; i < nb; i++)
+      s = wasm_f32x4_add(s, term(&k, w + i * xs, x + i * ys, &bq_kq236_prep[i]));
+    y[r] = kq_row_sum(s);
+  }
+  return BQ_OK;
+}
+
 #endif

@@ -4,7 +4,6 @@
 
 enum {
   XS = sizeof(block_q2_K),
-  YS = sizeof(block_q8_K),
   XSC = offsetof(block_q2_K, scales),
   XQS = offsetof(block_q2_K, qs),
   XD = offsetof(block_q2_K, d),
@@ -136,37 +135,10 @@ static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, co
 
 BQ_DOT_PROTO(q2_K, q8_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  const kq_k k = kq_consts();
-  const uint8_t *b = x, *yb = y;
-  v128_t s = wasm_v128_load32_splat(acc);
-  for (size_t i = 0; i < n / QK_K; i++, b += XS, yb += YS) {
-    kq_act a;
-    kq_prepare(&k, yb, &a);
-    s = wasm_f32x4_add(s, term(&k, b, yb, &a));
-  }
-  acc[0] = wasm_f32x4_extract_lane(s, 0);
+  kq_dot(x, y, n / QK_K, XS, acc, term);
   return BQ_OK;
 }
 
 BQ_MATVEC_PROTO(q2_K, q8_K, __simd128) {
-  if (cols % QK_K) return BQ_EINVAL;
-  const size_t nb = cols / QK_K;
-  const uint8_t *wb = w, *xb = x;
-  if (nb > KQ_PREP_MAX) {
-    for (size_t r = 0; r < rows; r++) {
-      float acc[BQ_ACC_LANES] = {0};
-      bq_q2_K_dot_q8_K__simd128(wb + r * nb * XS, x, cols, acc);
-      y[r] = bq_acc_sum__simd128(acc);
-    }
-    return BQ_OK;
-  }
-  const kq_k k = kq_consts();
-  for (size_t i = 0; i < nb; i++) kq_prepare(&k, xb + i * YS, &bq_kq236_prep[i]);
-  for (size_t r = 0; r < rows; r++, wb += nb * XS) {
-    v128_t s = wasm_f32x4_splat(0);
-    for (size_t i = 0; i < nb; i++)
-      s = wasm_f32x4_add(s, term(&k, wb + i * XS, xb + i * YS, &bq_kq236_prep[i]));
-    y[r] = kq_row_sum(s);
-  }
-  return BQ_OK;
+  return kq_matvec(w, rows, cols, x, y, XS, term, bq_q2_K_dot_q8_K__simd128);
 }
