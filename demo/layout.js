@@ -532,7 +532,7 @@ export function decodeInts(c, b, o = 0, out = new Int32Array(c.n)) {
 }
 
 /** Base-3 digit n (0 = most significant) of a TQ1_0 byte, as ggml extracts it. @param {number} x @param {number} n */
-const tritOf = (x, n) => (((x * 3 ** n) & 255) * 3) >> 8;
+export const tritOf = (x, n) => (((x * 3 ** n) & 255) * 3) >> 8;
 
 /** The value of binary16 bits (NaN for any NaN). @param {number} h */
 export function halfToFloat(h) {
@@ -757,4 +757,34 @@ export function layoutText(format) {
   if (l.lut) lines.push(`${l.lut} = ${LUTS[/** @type {keyof typeof LUTS} */ (l.lut)].join(' ')}`);
   if (l.e8m0) lines.push(`${l.d} = 2^(${l.d} byte − 128)  (E8M0, halved: the codebook holds 2 × E2M1)`);
   return lines;
+}
+
+/**
+ * What element e of a grid-format block is made of, for the inspector's step-by-step text: the
+ * grid row index i_k and where it was read, the column, the sign byte and bit (or the ±1/8 delta),
+ * and the sub-block scale s_j; db: db_j = (d · (db[0] + db[1]·s_j)) · db[2]. null for the other
+ * formats.
+ * @param {string} format
+ * @param {Uint8Array} b one block's bytes
+ * @param {number} e
+ */
+export function gridPieces(format, b, e) {
+  const g = GRID[typeInfo(format).name];
+  if (!g) return null;
+  const k = Math.floor(e / g.width);
+  const sign = g.sign ? g.sign(b, 0, e >> 3) : null;
+  const delta = g.delta ? g.delta(b, 0, e >> 3) : null;
+  return {
+    table: g.table,
+    width: g.width,
+    sub: g.sub,
+    db: g.db,
+    k,
+    col: e % g.width,
+    index: g.index(b, 0, k),
+    sign: sign && { byte: sign.v, bit: e & 7, set: (sign.v >> (e & 7)) & 1, where: sign.where },
+    delta: delta && { set: delta.v, where: delta.where },
+    j: Math.floor(e / g.sub),
+    scale: g.scale(b, 0, Math.floor(e / g.sub)),
+  };
 }
