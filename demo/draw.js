@@ -25,8 +25,9 @@ const fmtNum = (/** @type {number} */ v) =>
 /**
  * @typedef {{ rows: number, perRow: number, cellsPerBlock: number, blocksPerRow: number, per: number, B: number }} Geo
  * @typedef {{ W: number, H: number, x0: number, y0: number, sx: number, sy: number, zoom: number,
- *   cells: Float32Array, rgba: Uint8ClampedArray, min: number, max: number, lo: number, hi: number,
- *   below: number, above: number, log: boolean }} Drawn
+ *   cells: Float32Array, bitmap?: ImageBitmap, rgba?: Uint8ClampedArray, min: number, max: number,
+ *   lo: number, hi: number, below: number, above: number, log: boolean }} Drawn
+ *   (the pixels as an ImageBitmap drawn in the worker, or as RGBA bytes where workers lack OffscreenCanvas)
  * @typedef {{
  *   draw: (view: { zoom: number, cx: number, cy: number, log: boolean }) => Promise<Drawn>,
  *   task: (text: string, fn: () => Promise<void>) => Promise<void>,
@@ -40,7 +41,7 @@ const fmtNum = (/** @type {number} */ v) =>
  */
 
 /** The figure on the page now, so a worst-block button can move its marker. */
-/** @type {{ mark: (block: number) => void } | null} */
+/** @type {{ mark: (block: number) => void, release: () => void } | null} */
 let shown = null;
 
 /**
@@ -89,11 +90,12 @@ export function heatmapFigure(g, title, host) {
   );
   /** @type {Drawn | null} */
   let d = null;
-  /** @type {HTMLCanvasElement | null} */
+  /** @type {ImageBitmap | HTMLCanvasElement | null} */
   let pixels = null; // the drawn cells, one pixel each; scaled onto the canvas
   let cw = 1,
     ch = 1;
   let picked = false; // a block was chosen on this map: mark it
+  let released = false; // another heatmap replaced this one
   const nBlocks = g.rows * g.blocksPerRow;
   // The block's first cell and its row, in map cells.
   const cellOf = (/** @type {number} */ b) => ({
@@ -122,6 +124,7 @@ export function heatmapFigure(g, title, host) {
     host.task(`drawing ${title}…`, async () => {
       const { c, r } = cellOf(host.cursor());
       const got = await host.draw({ zoom: host.zoom.level, cx: c, cy: r, log: host.log });
+      if (released) return got.bitmap?.close(); // replaced while the worker drew
       d = got;
       host.zoom.level = got.zoom;
       cw = Math.max(1, Math.min(64, Math.floor(560 / got.W)));
@@ -131,12 +134,8 @@ export function heatmapFigure(g, title, host) {
       canvas.dataset.cells = `${got.W}x${got.H}`;
       canvas.dataset.window = `${got.x0},${got.y0},${got.sx},${got.sy}`;
       canvas.dataset.zoom = String(got.zoom);
-      pixels = /** @type {HTMLCanvasElement} */ (el('canvas', { width: String(got.W), height: String(got.H) }));
-      /** @type {CanvasRenderingContext2D} */ (pixels.getContext('2d')).putImageData(
-        new ImageData(/** @type {Uint8ClampedArray<ArrayBuffer>} */ (got.rgba), got.W, got.H),
-        0,
-        0,
-      );
+      if (pixels && 'close' in pixels) pixels.close(); // the previous bitmap's memory, freed now
+      pixels = got.bitmap ?? rgbaCanvas(/** @type {Uint8ClampedArray} */ (got.rgba), got.W, got.H);
       paint();
       axes();
       legendText();
@@ -251,9 +250,34 @@ export function heatmapFigure(g, title, host) {
     if (inside) paint();
     else load();
   };
-  shown = { mark };
+  // One heatmap is shown at a time: the one this figure replaces lets its bitmap go now, not at a GC.
+  shown?.release();
+  shown = {
+    mark,
+    release: () => {
+      released = true;
+      if (pixels && 'close' in pixels) pixels.close();
+      pixels = null;
+    },
+  };
   load();
   return fig;
+}
+
+/**
+ * A canvas holding W x H RGBA pixels: for a worker that could not draw an ImageBitmap.
+ * @param {Uint8ClampedArray} rgba
+ * @param {number} W
+ * @param {number} H
+ */
+function rgbaCanvas(rgba, W, H) {
+  const c = /** @type {HTMLCanvasElement} */ (el('canvas', { width: String(W), height: String(H) }));
+  /** @type {CanvasRenderingContext2D} */ (c.getContext('2d')).putImageData(
+    new ImageData(/** @type {Uint8ClampedArray<ArrayBuffer>} */ (rgba), W, H),
+    0,
+    0,
+  );
+  return c;
 }
 
 /** The colour ramp for legends: a CSS gradient through the ramp's stops (no canvas to draw or free). */

@@ -230,7 +230,14 @@ const ops = {
       throw new Error(`${name} is not the analysed tensor; choose it in the list again`);
     const m = current.maps.get(key);
     if (!m) throw new Error(`${name} has no heatmap ${key}`);
-    return { key, rows: m.rows, perRow: m.perRow, ...renderHeatmap(m.values, m, { zoom, cx, cy, log }) };
+    const { rgba, ...drawn } = renderHeatmap(m.values, m, { zoom, cx, cy, log });
+    // The pixels go to the page as an ImageBitmap drawn here (the page only scales it onto its
+    // canvas); a browser without OffscreenCanvas in workers gets the RGBA bytes instead.
+    if (typeof OffscreenCanvas !== 'function') return { key, rows: m.rows, perRow: m.perRow, ...drawn, rgba };
+    const oc = new OffscreenCanvas(drawn.W, drawn.H);
+    const ctx = /** @type {OffscreenCanvasRenderingContext2D} */ (oc.getContext('2d'));
+    ctx.putImageData(new ImageData(/** @type {Uint8ClampedArray<ArrayBuffer>} */ (rgba), drawn.W, drawn.H), 0, 0);
+    return { key, rows: m.rows, perRow: m.perRow, ...drawn, bitmap: oc.transferToImageBitmap() };
   },
 
   async block({ name, format, block }) {
@@ -276,7 +283,10 @@ const ops = {
   },
 };
 // The model viewer's operations (overview, metadata, vocabulary) over the same open file.
-Object.assign(ops, viewerOps(() => file));
+Object.assign(
+  ops,
+  viewerOps(() => file),
+);
 
 /** @param {string} name */
 function tensor(name) {
@@ -311,7 +321,7 @@ self.onmessage = (ev) => {
       if (!Object.hasOwn(ops, op)) throw new Error(`unknown operation ${op}`);
       const result = await ops[/** @type {keyof typeof ops} */ (op)]({ ...args, gen });
       // Drawn pixels and cells move to the page rather than being copied.
-      const transfer = result && result.rgba ? [result.rgba.buffer, result.cells.buffer] : [];
+      const transfer = result?.cells ? [result.cells.buffer, result.bitmap ?? result.rgba.buffer] : [];
       self.postMessage({ id, ok: true, result }, { transfer });
     } catch (e) {
       self.postMessage({ id, ok: false, error: e && e.message ? e.message : String(e), code: e?.code });
