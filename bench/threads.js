@@ -2,13 +2,14 @@
 // build, and the threads build's own main instance, to separate the build from the split).
 // Alternating rounds after a warm-up by time; prints the median and the fastest call of each (the
 // fastest: when no other process held a core). Usage: node bench/threads.js [threads]
-import { init as init1 } from '../js/index-node.js';
-import { init } from '../js/threads-node.js';
+import { init } from '../js/index-node.js';
+import { pathToFileURL } from 'node:url';
+import { loadPeer, PEER } from './peer.js';
 
 const n = Number(process.argv[2] ?? 2);
 const rows = 4096,
   cols = 4096;
-const one = await init1({ backend: 'simd128' });
+const one = await init({ backend: 'simd128' });
 const bq = /** @type {import('../js/threads.js').ThreadedCodec} */ (await init({ threads: n }));
 if (bq.threads !== n) throw new Error(`threads unavailable here (got ${bq.threads})`);
 let s = 1;
@@ -32,6 +33,26 @@ const cases = {
   'threads build, main instance': () => k.bq_q4_0_matvec_q8_0(Wt.byteOffset, rows, cols, qp, yp),
   [`threads build, ${n} workers`]: () => bq.matvec(Wt, x),
 };
+// llama.cpp's wasm kernel (one thread, activations quantized beforehand), when ../shared/peers (or
+// BENCH_PEERS) has it; its result is checked against ours before it is timed.
+const peer = await loadPeer(
+  process.env.BENCH_PEERS
+    ? pathToFileURL(process.env.BENCH_PEERS.replace(/\/*$/, '/'))
+    : new URL('../../shared/peers/', import.meta.url),
+);
+if (peer?.has('mv_q4_0')) {
+  const wp = peer.put(q),
+    vp = peer.put(one.quantize('q8_0', x)),
+    py = peer.alloc(rows * 4);
+  const f = peer.x.mv_q4_0;
+  f(cols, rows, py, wp, vp);
+  const ours = one.matvec(W1, x),
+    theirs = peer.floats(py, rows);
+  for (let r = 0; r < rows; r++)
+    if (Math.abs(ours[r] - theirs[r]) > 1e-3 * (1 + Math.abs(ours[r])))
+      throw new Error(`${PEER} mv_q4_0 row ${r}: ${theirs[r]}, ours ${ours[r]}`);
+  cases[`${PEER}, 1 thread`] = () => f(cols, rows, py, wp, vp);
+}
 /** @param {() => unknown} f @param {number} ms */
 async function warm(f, ms) {
   const t0 = performance.now();
@@ -51,14 +72,19 @@ for (const f of Object.values(cases)) await warm(f, 1000); // past the baseline 
 /** @type {Record<string, number[]>} */
 const times = Object.fromEntries(Object.keys(cases).map((c) => [c, []]));
 // Alternating rounds, so that a busy moment of the machine falls on every case alike.
-for (let r = 0; r < 40; r++) for (const [c, f] of Object.entries(cases)) times[c].push(...(await sample(f, 25)));
+for (let r = 0; r < Number(process.env.BENCH_THREAD_ROUNDS ?? 40); r++) for (const [c, f] of Object.entries(cases)) times[c].push(...(await sample(f, 25)));
 const sorted = (/** @type {number[]} */ a) => [...a].sort((p, q) => p - q);
 const med = (/** @type {number[]} */ a) => sorted(a)[a.length >> 1];
 const min = (/** @type {number[]} */ a) => sorted(a)[0];
 const one1 = times['simd128, 1 thread'];
-console.log(`${'case'.padEnd(32)} median ms (vs 1 thread)   min ms (vs 1 thread)`);
+const them = times[`${PEER}, 1 thread`];
+const vs = (/** @type {number[]} */ t, /** @type {(a: number[]) => number} */ f) =>
+  them ? `  x${(f(them) / f(t)).toFixed(2)}` : '';
+console.log(
+  `${'case'.padEnd(32)} median ms (vs 1 thread${them ? `, vs ${PEER}` : ''})   min ms (vs 1 thread${them ? `, vs ${PEER}` : ''})`,
+);
 for (const [c, t] of Object.entries(times))
   console.log(
-    `${c.padEnd(32)} ${med(t).toFixed(3)} (x${(med(one1) / med(t)).toFixed(2)})       ${min(t).toFixed(3)} (x${(min(one1) / min(t)).toFixed(2)})`,
+    `${c.padEnd(32)} ${med(t).toFixed(3)} (x${(med(one1) / med(t)).toFixed(2)}${vs(t, med)})       ${min(t).toFixed(3)} (x${(min(one1) / min(t)).toFixed(2)}${vs(t, min)})`,
   );
 await bq.close();
