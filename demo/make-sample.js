@@ -2,8 +2,9 @@
 // Writes demo/sample.gguf, the demo's bundled model: synthetic F16 and F32 weight tensors shaped
 // and distributed like an LLM's (see sample.js), a norm vector, and the same weights stored in
 // each of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants Q2_K..Q6_K (rows of 1024 = 4 super-blocks),
-// a small tensor of each other block type (IQ4, MXFP4, ternary and the IQ grid types), and one
-// integer tensor (I8). Deterministic.
+// a small tensor of each other block type (IQ4, MXFP4, ternary and the IQ grid types), the integer
+// and F64 types; and llama-style metadata (attention shape, context length) with a small tokenizer
+// (byte tokens, multi-byte UTF-8 pieces, scores, types) and a chat template. Deterministic.
 import { writeFileSync } from 'node:fs';
 import { init, writeGGUF, typeInfo, GGMLType, GGUFValueType as VT } from '../js/node.js';
 import { syntheticWeights } from './sample.js';
@@ -86,18 +87,76 @@ tensors.push(
     data: bytesOf(Float64Array.from({ length: 256 }, (_, i) => 10000 ** (-i / 256) + 1e-12 * i)),
   },
 );
+// A small SentencePiece-style vocabulary, shaped like a llama tokenizer's: <unk>, <s>, </s>, the
+// 256 byte-fallback tokens <0x00> … <0xFF>, two chat control tokens, then word pieces (▁ marks a
+// leading space) with descending scores, including multi-byte UTF-8 pieces (accents, CJK, Cyrillic,
+// an emoji). Token types as llama.cpp numbers them: 1 normal, 2 unknown, 3 control, 6 byte.
+const PIECES = [
+  ...'▁ e t a o n i s r h l d c u m f p g w y b v k , . ▁t ▁a ▁s ▁w ▁c ▁b ▁o ▁m ▁f ▁p ▁d ▁h ▁in ▁th ▁the ▁of ▁and ▁to ▁is ▁for ▁on ▁with ▁that ▁it ▁as ▁be er in on re at en es or an ed ing ion ation ly ▁re ▁an ▁we ▁this ▁block ▁quant ization ▁weight ▁weights ▁scale ▁scales ▁model ▁layer ▁tensor ▁value ▁values ▁error ▁bits ▁byte ▁bytes ▁nibble ▁sub ▁super ▁min ▁max ▁float ▁half ▁round ▁code ▁codes ▁table'.split(
+    ' ',
+  ),
+  'é',
+  '▁café',
+  '▁über',
+  '▁naïve',
+  '日本',
+  '語',
+  '▁日本語',
+  '中文',
+  '▁привет',
+  'мир',
+  '▁Ελληνικά',
+  '▁🦙',
+  '🙂',
+  '▁→',
+  '…',
+];
+const vocab = ['<unk>', '<s>', '</s>'];
+for (let b = 0; b < 256; b++) vocab.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+vocab.push('<|im_start|>', '<|im_end|>', ...PIECES);
+const firstPiece = vocab.length - PIECES.length;
+const tokenType = Int32Array.from(vocab, (t, i) => (i === 0 ? 2 : i < 3 || t.startsWith('<|') ? 3 : i < 259 ? 6 : 1));
+const scores = Float32Array.from(vocab, (_, i) => (i < firstPiece ? 0 : -(i - firstPiece)));
+// Attention shaped after the attn_q tensor: 6 heads of 16 = 96 rows, 2 KV heads (grouped-query).
+const ARCH = 'llama';
+const u32 = (/** @type {string} */ key, /** @type {number} */ value) => ({ key, type: VT.UINT32, value });
+const TEMPLATE =
+  "{{ bos_token }}{% for message in messages %}<|im_start|>{{ message['role'] }}\n" +
+  "{{ message['content'] | trim }}<|im_end|>\n{% endfor %}" +
+  '{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}';
 const out = new URL('./sample.gguf', import.meta.url);
 writeFileSync(
   out,
   writeGGUF({
     kv: [
-      { key: 'general.architecture', type: VT.STRING, value: 'synthetic' },
+      { key: 'general.architecture', type: VT.STRING, value: ARCH },
       { key: 'general.name', type: VT.STRING, value: 'blockquant synthetic sample (not a real model)' },
       {
         key: 'general.description',
         type: VT.STRING,
         value: 'Synthetic weights: per-row scale spread, Student-t tails, outlier input channels.',
       },
+      u32(`${ARCH}.context_length`, 2048),
+      u32(`${ARCH}.block_count`, 1),
+      u32(`${ARCH}.embedding_length`, 1024),
+      u32(`${ARCH}.feed_forward_length`, 128),
+      u32(`${ARCH}.attention.head_count`, 6),
+      u32(`${ARCH}.attention.head_count_kv`, 2),
+      u32(`${ARCH}.attention.key_length`, 16),
+      u32(`${ARCH}.attention.value_length`, 16),
+      u32(`${ARCH}.rope.dimension_count`, 16),
+      { key: `${ARCH}.rope.freq_base`, type: VT.FLOAT32, value: 10000 },
+      { key: `${ARCH}.attention.layer_norm_rms_epsilon`, type: VT.FLOAT32, value: 1e-5 },
+      u32(`${ARCH}.vocab_size`, vocab.length),
+      { key: 'tokenizer.ggml.model', type: VT.STRING, value: 'llama' },
+      { key: 'tokenizer.ggml.tokens', type: VT.ARRAY, itemType: VT.STRING, value: vocab },
+      { key: 'tokenizer.ggml.scores', type: VT.ARRAY, itemType: VT.FLOAT32, value: scores },
+      { key: 'tokenizer.ggml.token_type', type: VT.ARRAY, itemType: VT.INT32, value: tokenType },
+      u32('tokenizer.ggml.bos_token_id', 1),
+      u32('tokenizer.ggml.eos_token_id', 2),
+      u32('tokenizer.ggml.unknown_token_id', 0),
+      { key: 'tokenizer.ggml.add_bos_token', type: VT.BOOL, value: true },
+      { key: 'tokenizer.chat_template', type: VT.STRING, value: TEMPLATE },
     ],
     tensors,
   }),
