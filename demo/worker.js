@@ -10,6 +10,7 @@ import { gridTables } from './grids.js';
 import { viewerOps } from './viewer-ops.js';
 import { VALUE_TYPES, valuesSummary } from './values-view.js';
 import { renderHeatmap, sharedHistograms } from './heatmap.js';
+import { originalOf } from './formula.js';
 
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
@@ -257,6 +258,22 @@ const ops = {
     // quantized tensor it is the file's own block, compared with its Q8_0 re-quantization.
     const decoded = bq.dequantize(fmt, bytes);
     const recon = quantized ? bq.dequantize('q8_0', bq.quantize('q8_0', original)) : decoded;
+    // A quantized tensor whose float original is in the file (formula.js originalOf): that
+    // tensor's values at the same elements, for the inspector's side-by-side view.
+    let reference = null,
+      referenceError = '';
+    const refName = quantized ? originalOf(file.tensors, name) : null;
+    if (refName) {
+      try {
+        const rowLen = t.dims[0] ?? 1,
+          at = block * blockSize,
+          row = Math.floor(at / rowLen);
+        const x = await bq.dequantizeRows(file, refName, row, 1);
+        reference = { name: refName, values: x.slice(at - row * rowLen, at - row * rowLen + blockSize) };
+      } catch (e) {
+        referenceError = `could not read ${refName}: ${/** @type {Error} */ (e).message}`;
+      }
+    }
     const parts = decodeBlock(fmt, bytes, gridOf(fmt) ? (gridCache ??= gridTables(bq)) : null);
     const sub = parts.sub;
     const ns = parts.sc ? parts.sc.length : 0;
@@ -268,6 +285,8 @@ const ops = {
       decoded,
       recon,
       quantized,
+      reference,
+      referenceError,
       scalars: parts.scalars,
       codes: parts.codes,
       fromFields: parts.values,

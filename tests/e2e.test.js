@@ -4,7 +4,12 @@
 // that block in the inspector with the API's d; Q4_K and Q6_K tensors open and a clicked
 // super-block's d, dmin, sub-block scales and mins, codes and values equal those read here from
 // the bytes; a tensor type the codec cannot decode is explained; a user file opens through the
-// file input; a malformed file shows an error naming it and leaves no file shown; no console errors.
+// file input; a malformed file shows an error naming it and leaves no file shown; the inspector's
+// byte diagram has the fields and offsets of FORMATS.md / KQUANTS.md (Q5_1, Q4_K, Q6_K) and its
+// filled-in formula holds the element's d, m, scale, min and code read here from the bytes, giving
+// dequantize's value; the side-by-side columns are the original values (a quantized tensor's from
+// its float original in the file) and the decoded ones; the sample's metadata gives a KV-cache
+// estimate and its vocabulary is searchable; no console errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
@@ -52,6 +57,14 @@ const half = (h) => {
 const KQ = {
   q4_K: {
     size: 144,
+    fields: [
+      ['d', 0, 2],
+      ['dmin', 2, 2],
+      ['scales', 4, 12],
+      ['qs', 16, 128],
+    ],
+    shift: 5,
+    formula: /^x = \(d · sc_j\) · q − dmin · m_j\n {2}= \((\S+) · (\d+)\) · (\d+) − (\S+) · (\d+)\n {2}= (\S+)$/,
     d: (b) => half(b[0] | (b[1] << 8)),
     dmin: (b) => half(b[2] | (b[3] << 8)),
     sc: (b) =>
@@ -69,6 +82,14 @@ const KQ = {
   },
   q6_K: {
     size: 210,
+    fields: [
+      ['ql', 0, 128],
+      ['qh', 128, 64],
+      ['scales', 192, 16],
+      ['d', 208, 2],
+    ],
+    shift: 4,
+    formula: /^x = \(d · sc_j\) · \(q − 32\)\n {2}= \((\S+) · \(?(\u2212?\d+)\)?\) · \((\d+) − 32\)\n {2}= (\S+)$/,
     d: (b) => half(b[208] | (b[209] << 8)),
     dmin: () => undefined,
     sc: (b) => Array.from({ length: 16 }, (_, j) => (b[192 + j] << 24) >> 24),
@@ -84,6 +105,29 @@ const KQ = {
       }),
   },
 };
+
+/** The byte diagram as shown: [name, offset, size] per field, and the order line. */
+const diagramOf = (page) =>
+  page.$eval('[data-testid=byte-diagram]', (d) => ({
+    order: d.dataset.order,
+    size: Number(d.dataset.size),
+    fields: [...d.querySelectorAll('[data-testid=diagram-field]')].map((f) => [
+      f.dataset.name,
+      Number(f.dataset.offset),
+      Number(f.dataset.size),
+    ]),
+  }));
+/** A number as the inspector prints it (U+2212 for minus), read back as float32. */
+const num32 = (s) => Math.fround(Number(s.replace(/\u2212/g, '-').replace(/^\((.*)\)$/, '$1')));
+/** Shows element e in the inspector's element panel and returns its filled-in formula and result. */
+async function explain(page, e) {
+  await page.click(`[data-testid=value-row][data-e="${e}"] td`);
+  await page.waitForFunction((e) => document.querySelector('[data-testid=element-detail]')?.dataset.e === String(e), e);
+  return page.$eval('[data-testid=element-detail]', (d) => ({
+    ...d.dataset,
+    text: d.querySelector('[data-testid=filled-formula]').textContent,
+  }));
+}
 
 test('the demo page in headless Chromium', async (t) => {
   const server = await startServer({ port: 0 });
@@ -164,6 +208,47 @@ test('the demo page in headless Chromium', async (t) => {
       assert.equal(Number(await page.getAttribute('[data-testid=block-inspector]', 'data-d')), d);
       assert.match(await page.textContent('[data-testid=block-inspector]'), /q5_1, 24 bytes/);
       await page.screenshot({ path: new URL('inspector.png', ART).pathname });
+    });
+
+    await t.test('the byte diagram and the filled-in formula of a Q5_1 block; its original beside it', async () => {
+      // FORMATS.md: Q5_1 is d@0, m@2 (halves), qh@4 (u32), qs[16]@8; 24 bytes.
+      assert.deepEqual(await diagramOf(page), {
+        order: 'd | m | qh | qs',
+        size: 24,
+        fields: [
+          ['d', 0, 2],
+          ['m', 2, 2],
+          ['qh', 4, 4],
+          ['qs', 8, 16],
+        ],
+      });
+      const block = Number(await page.getAttribute('[data-testid=block-inspector]', 'data-block'));
+      const x = bq.dequantize('f16', SAMPLE().tensorBytes('blk.0.attn_q.weight'));
+      const q = bq.quantize('q5_1', x).subarray(block * 24, (block + 1) * 24);
+      const want = bq.dequantize('q5_1', q);
+      const qh = (q[4] | (q[5] << 8) | (q[6] << 16) | (q[7] << 24)) >>> 0;
+      for (const e of [0, 3, 20, 31]) {
+        const code = (e < 16 ? q[8 + e] & 15 : q[8 + e - 16] >> 4) | (((qh >>> e) & 1) << 4);
+        const d = await explain(page, e);
+        const m = /^x = d · q \+ m\n {2}= (\S+) · (\d+) \+ (\S+)\n {2}= (\S+)$/.exec(d.text);
+        assert.ok(m, d.text);
+        assert.equal(num32(m[1]), half(q[0] | (q[1] << 8)), 'd');
+        assert.equal(Number(m[2]), code, `element ${e}'s code`);
+        assert.equal(num32(m[3]), half(q[2] | (q[3] << 8)), 'm');
+        const f = Math.fround;
+        assert.equal(f(f(num32(m[1]) * code) + num32(m[3])), want[e], 'the numbers give the decoded value');
+        assert.equal(num32(m[4]), want[e], 'the printed result');
+        assert.equal(Number(d.value), want[e]);
+      }
+      // Side by side: the block's original values and the Q5_1 decoded ones.
+      const rows = await page.$$eval('[data-testid=value-row]', (rs) =>
+        rs.map((r) => [Number(r.dataset.a), Number(r.dataset.b)]),
+      );
+      assert.deepEqual(
+        rows,
+        [...want].map((w, e) => [x[block * 32 + e], w]),
+      );
+      assert.ok(await page.$('[data-testid=compare-chart] polyline.a'));
     });
 
     await t.test('a float tensor re-quantized to Q4_K: its summary row and super-block heatmap', async () => {
@@ -250,6 +335,37 @@ test('the demo page in headless Chromium', async (t) => {
           [...want],
         );
         assert.match(await page.textContent('[data-testid=block-inspector] h2'), new RegExp(`${fmt}, ${k.size} bytes`));
+        // The byte diagram, as KQUANTS.md lays the super-block out.
+        assert.deepEqual((await diagramOf(page)).fields, k.fields);
+        // The float original is in the file (the same shape, the name without the type tag): the
+        // side-by-side columns are its values and the decoded ones.
+        assert.equal(ins.reference, 'blk.0.attn_q.weight');
+        const orig = bq
+          .dequantize('f16', SAMPLE().tensorBytes('blk.0.attn_q.weight'))
+          .subarray(block * 256, (block + 1) * 256);
+        assert.deepEqual(
+          vals.map((r) => [Number(r.a), Number(r.b)]),
+          [...want].map((w, e) => [orig[e], w]),
+        );
+        // Element 200 (sub-block 200 >> k.shift) explained with its numbers.
+        const e = 200,
+          j = e >> k.shift;
+        const d = await explain(page, e);
+        const m = k.formula.exec(d.text);
+        assert.ok(m, d.text);
+        const f = Math.fround;
+        assert.equal(num32(m[1]), k.d(b), 'd');
+        assert.equal(Number(m[2].replace('\u2212', '-')), k.sc(b)[j], 'sc_j');
+        if (fmt === 'q4_K') {
+          assert.equal(Number(m[3]), k.q(b)[e], 'q');
+          assert.equal(num32(m[4]), k.dmin(b), 'dmin');
+          assert.equal(Number(m[5]), k.m(b)[j], 'm_j');
+          assert.equal(f(f(f(num32(m[1]) * k.sc(b)[j]) * k.q(b)[e]) - f(k.dmin(b) * k.m(b)[j])), want[e]);
+        } else {
+          assert.equal(Number(m[3]) - 32, k.q(b)[e], 'q − 32');
+          assert.equal(f(f(num32(m[1]) * k.sc(b)[j]) * k.q(b)[e]), want[e]);
+        }
+        assert.equal(num32(m[m.length - 1]), want[e], 'the printed result');
         await page.screenshot({ path: new URL(`inspector-${fmt}.png`, ART).pathname });
       });
     }
@@ -388,6 +504,57 @@ test('the demo page in headless Chromium', async (t) => {
         FORMATS.length,
       );
       assert.ok(await page.$eval('#error', (e) => e.hidden));
+    });
+
+    await t.test("the sample's model metadata: KV-cache estimate and vocabulary search", async () => {
+      const g = SAMPLE();
+      const md = (k) => Number(g.metadata.get(k));
+      await page.waitForFunction(() => !!document.querySelector('#overview').dataset.params);
+      const ov = await page.$eval('[data-testid=overview]', (e) => ({ ...e.dataset }));
+      assert.equal(ov.arch, 'llama');
+      assert.equal(Number(ov.ctx), md('llama.context_length'));
+      // Per layer K and V: context × KV heads × head width × 2 bytes (f16).
+      assert.equal(
+        Number(ov.kvBytes),
+        md('llama.block_count') *
+          2 *
+          md('llama.context_length') *
+          md('llama.attention.head_count_kv') *
+          md('llama.attention.key_length') *
+          2,
+      );
+      assert.ok(Number(ov.kvBytes) > 0);
+      const tokens = g.metadata.get('tokenizer.ggml.tokens');
+      const types = g.metadata.get('tokenizer.ggml.token_type');
+      if ((await page.getAttribute('#tab-vocab', 'aria-expanded')) !== 'true') await page.click('#tab-vocab');
+      const search = async (q) => {
+        await page.fill('[data-testid=vocab-search]', q);
+        await page.waitForFunction(
+          (q) =>
+            document.querySelector('#vocab').dataset.query === q && document.querySelector('[data-testid=vocab-row]'),
+          q,
+        );
+        return page.$$eval('[data-testid=vocab-row]', (rs) =>
+          rs.map((r) => ({ ...r.dataset, text: r.children[1].textContent })),
+        );
+      };
+      assert.equal(Number(await page.getAttribute('#vocab', 'data-total')), tokens.length);
+      let rows = await search('日本');
+      assert.deepEqual(
+        rows.map((r) => Number(r.id)),
+        tokens.flatMap((t, i) => (t.includes('日本') ? [i] : [])),
+      );
+      assert.ok(rows.length >= 2);
+      const ja = rows.find((r) => Number(r.id) === tokens.indexOf('▁日本語'));
+      assert.equal(ja.hex, 'e2 96 81 e6 97 a5 e6 9c ac e8 aa 9e'); // ▁ then 日本語, UTF-8
+      rows = await search('привет');
+      assert.equal(Number(rows[0].id), tokens.indexOf('▁привет'));
+      rows = await search('#13'); // id 13: the byte token <0x0A> (3 specials before the 256 bytes)
+      assert.equal(tokens[13], '<0x0A>');
+      assert.equal(types[13], 6);
+      assert.deepEqual([rows[0].id, rows[0].hex, rows[0].type], ['13', '0a', 'byte']);
+      await page.screenshot({ path: new URL('sample-vocab.png', ART).pathname });
+      await page.click('#tab-vocab');
     });
 
     assert.deepEqual(problems, []);
