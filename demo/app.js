@@ -759,7 +759,7 @@ function renderInspector(r) {
     pick.value = String(e);
     detailBox.replaceChildren(elementDetail(r, e, c));
   };
-  pick.addEventListener('change', () => show(Number(pick.value)));
+  pick.addEventListener('input', () => show(Number(pick.value)));
   show(0);
   const tbody = el(
     'tbody',
@@ -791,7 +791,9 @@ function renderInspector(r) {
   );
   tbody.addEventListener('click', (ev) => {
     const tr = /** @type {HTMLElement} */ (ev.target).closest('tr');
-    if (tr?.dataset.e) show(Number(tr.dataset.e));
+    if (!tr?.dataset.e) return;
+    show(Number(tr.dataset.e));
+    detailBox.scrollIntoView({ block: 'nearest' });
   });
   ins.replaceChildren(
     el('h2', { text: `${unit} ${r.block} (${r.format}, ${b.length} bytes)` }),

@@ -120,7 +120,7 @@ function assemble(format, b, c, i, label, steps) {
   }
   if (steps) {
     if (pieces.length > 1) steps.push(`${label} = ${pieces.join(' | ')} = ${raw}`);
-    if (c.signed && c.width < 32) steps.push(`${label} = ${raw} as a signed ${c.width}-bit integer = ${int(v)}`);
+    if (c.signed && v !== raw) steps.push(`${label} = ${raw} as a signed ${c.width}-bit integer = ${int(v)}`);
   }
   return v; // before the description's offset
 }
