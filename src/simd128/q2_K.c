@@ -16,8 +16,8 @@ enum {
 static inline void sub_scales(const kq_k *k, const uint8_t *b, v128_t dl[4], v128_t ml[4]) {
   const v128_t s = wasm_v128_load(b + XSC);
   const v128_t sc = wasm_v128_and(s, k->nib), mn = wasm_v128_and(wasm_u16x8_shr(s, 4), k->nib);
-  const v128_t d = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XD)));
-  const v128_t dm = wasm_f32x4_splat(bq_h2f(bq_rd16(b + XDM)));
+  const v128_t d = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(b + XD)));
+  const v128_t dm = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(b + XDM)));
   dl[0] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(sc, BQ_LOW(0))));
   dl[1] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(sc, BQ_LOW(4))));
   dl[2] = wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(sc, BQ_LOW(8))));
@@ -128,7 +128,7 @@ static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, co
       wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(mn), wasm_v128_load(yb + YBS + 16))));
   float yd;
   memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
-  const float dall = yd * bq_h2f(bq_rd16(b + XD)), dmin = yd * bq_h2f(bq_rd16(b + XDM));
+  const float dall = yd * bq_h2f_fast(bq_rd16(b + XD)), dmin = yd * bq_h2f_fast(bq_rd16(b + XDM));
   return wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_splat(dall), wasm_f32x4_convert_i32x4(is)),
                         wasm_f32x4_mul(wasm_f32x4_splat(dmin), wasm_f32x4_convert_i32x4(summs)));
 }

@@ -42,7 +42,7 @@ static inline v128_t codes(const kq_k *k, v128_t v, v128_t m, int h, int g) {
  * one rounding of the real product, which is the reference's d * (scale - 32) times 2^-24 exactly
  * (no underflow: |d * (scale - 32)| is 0 or at least 2^-24). */
 static inline void sub_scales(const kq_k *k, const uint8_t *b, v128_t dl[4]) {
-  bq_top_bytes_mul(scales(k, b), wasm_f32x4_splat(bq_h2f(bq_rd16(b + XD)) * 0x1p-48f), dl);
+  bq_top_bytes_mul(scales(k, b), wasm_f32x4_splat(bq_h2f_fast(bq_rd16(b + XD)) * 0x1p-48f), dl);
 }
 
 /* The 16 values of a sub-block from its codes q and dl = d * (scale - 32) * 2^-24: q - 4 as a
@@ -144,7 +144,7 @@ __attribute__((noinline)) static float big_term(const uint8_t *b, const uint8_t 
 static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
   float yd;
   memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
-  const float dd = bq_h2f(bq_rd16(b + XD)) * yd;
+  const float dd = bq_h2f_fast(bq_rd16(b + XD)) * yd;
   if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return wasm_f32x4_splat(big_term(b, yb, dd));
   return wasm_f32x4_mul(wasm_f32x4_splat(dd), wasm_f32x4_convert_i32x4(isum(k, b, a)));
 }

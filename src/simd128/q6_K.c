@@ -67,7 +67,7 @@ BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
   const uint8_t *b = x;
   for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
     v128_t dl[4];
-    sub_scales(b, bq_h2f(bq_rd16(b + XD)), dl);
+    sub_scales(b, bq_h2f_fast(bq_rd16(b + XD)), dl);
 #pragma clang loop unroll(full)
     for (int h = 0; h < 2; h++)
 #pragma clang loop unroll(full)
@@ -95,7 +95,7 @@ BQ_DOT_PROTO(q6_K, f32, __simd128) {
   for (size_t i = 0; i < n / QK_K; i++, b += XS, v += QK_K) {
     v128_t dl[4],
         s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0)};
-    sub_scales(b, bq_h2f(bq_rd16(b + XD)), dl);
+    sub_scales(b, bq_h2f_fast(bq_rd16(b + XD)), dl);
 #pragma clang loop unroll(full)
     for (int h = 0; h < 2; h++)
 #pragma clang loop unroll(full)
@@ -155,7 +155,7 @@ __attribute__((noinline)) static float big_term(const uint8_t *b, const uint8_t 
 static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
   float yd;
   memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
-  const float dd = bq_h2f(bq_rd16(b + XD)) * yd;
+  const float dd = bq_h2f_fast(bq_rd16(b + XD)) * yd;
   if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return wasm_f32x4_splat(big_term(b, yb, dd));
   return wasm_f32x4_mul(wasm_f32x4_splat(dd), wasm_f32x4_convert_i32x4(isum(k, b, a)));
 }
