@@ -538,12 +538,12 @@ async function inspect(block) {
   const name = state.selected;
   await task(`decoding block ${block}…`, async () => {
     try {
-      renderInspector(await call('block', { name, format: state.format, block }));
+      await renderInspector(await call('block', { name, format: state.format, block }));
     } catch {
       // The worker lost the tensor (an analysis failed meanwhile): analyse it again, then retry once.
       try {
         await analyse(name);
-        renderInspector(await call('block', { name, format: state.format, block }));
+        await renderInspector(await call('block', { name, format: state.format, block }));
       } catch (e2) {
         showError(
           `Could not decode block ${block} of ${name}: ${/** @type {Error} */ (e2).message}. Choose the tensor again in the list.`,
@@ -675,8 +675,11 @@ function elementDetail(r, e, c) {
   );
 }
 
+/** Bumped by each inspector render: a render still adding rows stops when a newer one starts. */
+let inspectorRenders = 0;
+
 /** A block byte by byte: its byte diagram, the sub-block table, one element explained, every element. */
-function renderInspector(r) {
+async function renderInspector(r) {
   const fields = blockFields(r.format) ?? [];
   const b = r.bytes;
   const ins = $('#inspector');
@@ -761,34 +764,35 @@ function renderInspector(r) {
   };
   pick.addEventListener('input', () => show(Number(pick.value)));
   show(0);
-  const tbody = el(
-    'tbody',
-    {},
-    ...Array.from(r.codes, (q, e) => {
-      const ex = explainElement(r, e, { steps: false });
-      return el(
-        'tr',
-        {
-          'data-testid': 'value-row',
-          'data-e': String(e),
-          'data-q': String(q),
-          'data-fields': numAttr(r.fromFields[e]),
-          'data-decoded': numAttr(r.decoded[e]),
-          'data-filled': ex.filled,
-          'data-a': numAttr(c.a[e]),
-          'data-b': numAttr(c.b[e]),
-        },
-        el('td', { text: String(e) }),
-        ...(r.sub ? [el('td', { text: String(Math.floor(e / r.sub)) })] : []),
-        el('td', { class: 'where', text: r.where[e] }),
-        el('td', { class: 'num', text: String(q) }),
-        el('td', { class: 'num fx', text: `${ex.filled} = ${ex.result}` }),
-        el('td', { class: 'num', text: fmtNum(c.a[e]) }),
-        el('td', { class: 'num', text: fmtNum(c.b[e]) }),
-        el('td', { class: 'num', text: fmtNum(c.a[e] - c.b[e]) }),
-      );
-    }),
-  );
+  const row = (e) => {
+    const ex = explainElement(r, e, { steps: false });
+    return el(
+      'tr',
+      {
+        'data-testid': 'value-row',
+        'data-e': String(e),
+        'data-q': String(r.codes[e]),
+        'data-fields': numAttr(r.fromFields[e]),
+        'data-decoded': numAttr(r.decoded[e]),
+        'data-filled': ex.filled,
+        'data-a': numAttr(c.a[e]),
+        'data-b': numAttr(c.b[e]),
+      },
+      el('td', { text: String(e) }),
+      ...(r.sub ? [el('td', { text: String(Math.floor(e / r.sub)) })] : []),
+      el('td', { class: 'where', text: r.where[e] }),
+      el('td', { class: 'num', text: String(r.codes[e]) }),
+      el('td', { class: 'num fx', text: `${ex.filled} = ${ex.result}` }),
+      el('td', { class: 'num', text: fmtNum(c.a[e]) }),
+      el('td', { class: 'num', text: fmtNum(c.b[e]) }),
+      el('td', { class: 'num', text: fmtNum(c.a[e] - c.b[e]) }),
+    );
+  };
+  const rows = (from, to) => Array.from({ length: Math.min(to, n) - from }, (_, i) => row(from + i));
+  // A super-block's 256 rows go in 64 at a time, one batch per frame, so no single task builds and
+  // lays out the whole table; the page is ready once every row is in.
+  const CHUNK = 64;
+  const tbody = el('tbody', {}, ...rows(0, CHUNK));
   tbody.addEventListener('click', (ev) => {
     const tr = /** @type {HTMLElement} */ (ev.target).closest('tr');
     if (!tr?.dataset.e) return;
@@ -853,6 +857,12 @@ function renderInspector(r) {
     ),
   );
   ins.hidden = false;
+  const token = ++inspectorRenders;
+  for (let from = CHUNK; from < n; from += CHUNK) {
+    await nextFrame();
+    if (token !== inspectorRenders) return; // a newer block replaced this one
+    tbody.append(...rows(from, from + CHUNK));
+  }
 }
 
 // Open the bundled sample at once.
