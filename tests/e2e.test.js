@@ -370,6 +370,82 @@ test('the demo page in headless Chromium', async (t) => {
       });
     }
 
+    await t.test(
+      'Q4_0 and MXFP4 blocks: byte diagram, filled-in formula, and what they are compared with',
+      async () => {
+        const open = async (name, fmt) => {
+          await page.click(`[data-testid=tensor-row][data-name="${name}"]`);
+          await ready();
+          await page.click('[data-testid=heatmap]', { position: { x: 2, y: 2 } }); // block 0
+          await page.waitForFunction(
+            (f) =>
+              document.body.dataset.ready === 'true' &&
+              document.querySelector('[data-testid=block-inspector]').dataset.format === f &&
+              document.querySelector('[data-testid=block-inspector]').dataset.block === '0',
+            fmt,
+          );
+          return SAMPLE().tensorBytes(name);
+        };
+        const f = Math.fround;
+        // Q4_0 (FORMATS.md: d@0 half, qs[16]@2; x = (q − 8) · d, q the low nibble of qs[e] for e < 16,
+        // the high nibble of qs[e − 16] after), compared with its float original in the file.
+        let raw = await open('q4_0.blk.0.attn_q.weight', 'q4_0');
+        assert.deepEqual((await diagramOf(page)).fields, [
+          ['d', 0, 2],
+          ['qs', 2, 16],
+        ]);
+        let want = bq.dequantize('q4_0', raw.subarray(0, 18));
+        const d = half(raw[0] | (raw[1] << 8));
+        for (const e of [0, 7, 16, 30]) {
+          const q = e < 16 ? raw[2 + e] & 15 : raw[2 + e - 16] >> 4;
+          const m = /^x = d · \(q − 8\)\n {2}= (\S+) · \((\d+) − 8\)\n {2}= (\S+)$/.exec((await explain(page, e)).text);
+          assert.ok(m);
+          assert.equal(num32(m[1]), d);
+          assert.equal(Number(m[2]), q);
+          assert.equal(f(num32(m[1]) * (q - 8)), want[e]);
+          assert.equal(num32(m[3]), want[e]);
+        }
+        const x = bq.dequantize('f16', SAMPLE().tensorBytes('blk.0.attn_q.weight')).subarray(0, 32);
+        let rows = await page.$$eval('[data-testid=value-row]', (rs) =>
+          rs.map((r) => [Number(r.dataset.a), Number(r.dataset.b)]),
+        );
+        assert.deepEqual(
+          rows,
+          [...want].map((w, e) => [x[e], w]),
+        );
+        // MXFP4: one E8M0 byte e (2^(e − 127)) and 16 bytes of E2M1 nibbles (sign bit 3; magnitudes 0,
+        // 0.5, 1, 1.5, 2, 3, 4, 6), shown as ggml computes it: doubled codes under a halved scale. Its
+        // tensor has no float original of its shape, so it is compared with its Q8_0 re-quantization.
+        raw = await open('mxfp4.blk.0.attn_q.weight', 'mxfp4');
+        assert.deepEqual((await diagramOf(page)).fields, [
+          ['e', 0, 1],
+          ['qs', 1, 16],
+        ]);
+        want = bq.dequantize('mxfp4', raw.subarray(0, 17));
+        const E2M1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6];
+        for (const e of [1, 18]) {
+          const n = e < 16 ? raw[1 + e] & 15 : raw[1 + e - 16] >> 4;
+          const m = /^x = 2\^\(e − 128\) · kvalues_mxfp4\[q\]\n {2}= (\S+) · (\S+)\n {2}= (\S+)$/.exec(
+            (await explain(page, e)).text,
+          );
+          assert.ok(m);
+          assert.equal(num32(m[1]), 2 ** (raw[0] - 127) / 2);
+          assert.equal(num32(m[2]), (n & 8 ? -2 : 2) * E2M1[n & 7]);
+          assert.equal(num32(m[3]), want[e]);
+          assert.equal(want[e], (n & 8 ? -1 : 1) * E2M1[n & 7] * 2 ** (raw[0] - 127));
+        }
+        rows = await page.$$eval('[data-testid=value-row]', (rs) =>
+          rs.map((r) => [Number(r.dataset.a), Number(r.dataset.b)]),
+        );
+        const ruler = bq.dequantize('q8_0', bq.quantize('q8_0', want));
+        assert.deepEqual(
+          rows,
+          [...want].map((w, e) => [w, ruler[e]]),
+        );
+        assert.match(await page.textContent('[data-testid=compare-note]'), /no float original/);
+      },
+    );
+
     await t.test('an integer tensor opens as its values, not as unsupported', async () => {
       const row = '[data-testid=tensor-row][data-name="i8.blk.0.attn_k.weight"]';
       assert.doesNotMatch((await page.getAttribute(row, 'class')) ?? '', /unsupported/);
