@@ -110,22 +110,81 @@ float bq_make_q3_quants(int n, int nmax, const float *x, int8_t *L);
 void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, uint8_t *scales,
                   uint16_t *d, uint16_t *dmin);
 
+/* Quantize, dequantize and the f32 dot of a reference type t: the prototypes every K-quant type
+ * and every type of iquants4.h declares. */
+#define BQ_REF_ROW_PROTOS(t)     \
+  BQ_QUANTIZE_PROTO(t, __ref);   \
+  BQ_DEQUANTIZE_PROTO(t, __ref); \
+  BQ_DOT_PROTO(t, f32, __ref);
+
+/* The two row kernels a reference type of qk-element blocks builds the same way from its file's
+ * static dequantize_block(const uint8_t *block, float *y) (one block, exactly as ggml's
+ * dequantize_row_<t>): dequantize, and the fused f32 dot, which adds each dequantized value times
+ * the f32 value into acc[0] in element order. Both return BQ_EINVAL when n is not a multiple of
+ * qk. */
+#define BQ_REF_ROW_KERNELS(t, qk)                                                 \
+  BQ_DEQUANTIZE_PROTO(t, __ref) {                                                 \
+    if (n % (qk)) return BQ_EINVAL;                                               \
+    for (size_t i = 0; i < n / (qk); i++)                                         \
+      dequantize_block((const uint8_t *)x + i * sizeof(block_##t), y + i * (qk)); \
+    return BQ_OK;                                                                 \
+  }                                                                               \
+  BQ_DOT_PROTO(t, f32, __ref) {                                                   \
+    if (n % (qk)) return BQ_EINVAL;                                               \
+    const float *v = y;                                                           \
+    float sumf = acc[0], w[qk];                                                   \
+    for (size_t i = 0; i < n / (qk); i++, v += (qk)) {                            \
+      dequantize_block((const uint8_t *)x + i * sizeof(block_##t), w);            \
+      for (int e = 0; e < (qk); e++) sumf += w[e] * v[e];                         \
+    }                                                                             \
+    acc[0] = sumf;                                                                \
+    return BQ_OK;                                                                 \
+  }
+
+/* Packs 2-bit codes L[256] (0..3) into qs[64] as Q2_K and Q3_K store them: element e at
+ * qs[32*(e/128) + e%32], bits 2*((e%128)/32). */
+void bq_kq_pack_2bit(const uint8_t *L, uint8_t *qs);
+
+/* Packs 4-bit codes L[256] (0..15) into qs[128] as Q4_K and Q5_K store them: element e at
+ * qs[32*(e/64) + e%32], the low nibble if e%64 < 32. */
+void bq_q45_K_pack_4bit(const uint8_t *L, uint8_t *qs);
+
+/* One super-block of Q2_K..Q6_K decoded to plain integers: codes q[e], the scale and min of each
+ * 16 elements (Q4_K and Q5_K repeat theirs per 32; min all 0 where has_min is 0) and the fp16 d
+ * and dmin. A bq_kq_decode function fills it from a block's bytes. */
+typedef struct {
+  int8_t q[QK_K];
+  int scale[16], min[16];
+  uint16_t d, dmin;
+  int has_min;
+} bq_kq_block;
+typedef void bq_kq_decode(const uint8_t *block, bq_kq_block *k);
+
+/* The part of a Q4_K or Q5_K decode the two share: the 8 scales and mins of the packed scales[12]
+ * (bq_scale_min_k4), each repeated for both 16s of its 32, and d, dmin. */
+void bq_q45_K_decode_scales(const uint8_t *scales, uint16_t d, uint16_t dmin, bq_kq_block *k);
+
+/* One block decoded as ggml's dequantize_row_<t> for Q2_K..Q6_K: element e is
+ * (d * scale) * q - (dmin * min) of its 16, or (d * scale) * q where has_min is 0. */
+void bq_kq_dequantize_block(const uint8_t *block, bq_kq_decode *decode, float *y);
+
+/* The dot of n elements of Q3_K..Q6_K with Q8_K as ggml's generic dots sum it: per block, element
+ * e's integer product scale * (q8[e] * q[e]) into lane e % 8, then acc[1 + l] += (d * yd) * lane
+ * l; where has_min, also acc[0] -= (dmin * yd) * sum(bsums * min) block by block. */
+int bq_kq_dot_q8_K(const void *x, size_t block_bytes, bq_kq_decode *decode, const void *y, size_t n,
+                   float *acc);
+
 /* Kernel prototypes (helper R will generate these from kernels.inc). Each returns BQ_OK, or
  * BQ_EINVAL and writes nothing when n is not a multiple of 256. Dots <t>.q8_K keep ggml's running
  * state in acc[0..8] (acc[0] = ggml's sumf, acc[1..8] its eight lane sums where it has them), so a
  * left-to-right sum of the zero-initialized 16-float acc gives ggml's result; dots <t>.f32 add into
  * acc[0]. */
-#define BQ_KQUANT_PROTOS(t)      \
-  BQ_QUANTIZE_PROTO(t, __ref);   \
-  BQ_DEQUANTIZE_PROTO(t, __ref); \
-  BQ_DOT_PROTO(t, f32, __ref);
-BQ_KQUANT_PROTOS(q2_K)
-BQ_KQUANT_PROTOS(q3_K)
-BQ_KQUANT_PROTOS(q4_K)
-BQ_KQUANT_PROTOS(q5_K)
-BQ_KQUANT_PROTOS(q6_K)
-BQ_KQUANT_PROTOS(q8_K)
-#undef BQ_KQUANT_PROTOS
+BQ_REF_ROW_PROTOS(q2_K)
+BQ_REF_ROW_PROTOS(q3_K)
+BQ_REF_ROW_PROTOS(q4_K)
+BQ_REF_ROW_PROTOS(q5_K)
+BQ_REF_ROW_PROTOS(q6_K)
+BQ_REF_ROW_PROTOS(q8_K)
 BQ_DOT_PROTO(q2_K, q8_K, __ref);
 BQ_DOT_PROTO(q3_K, q8_K, __ref);
 BQ_DOT_PROTO(q4_K, q8_K, __ref);

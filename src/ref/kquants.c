@@ -217,3 +217,66 @@ void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, u
       L[32 * j + i] = (uint8_t)clampi(bq_nearest_int((x[32 * j + i] + dm) / dl), 0, nmax);
   }
 }
+
+void bq_kq_pack_2bit(const uint8_t *L, uint8_t *qs) {
+  for (int h = 0; h < 2; h++)
+    for (int l = 0; l < 32; l++) {
+      const uint8_t *p = L + 128 * h + l;
+      qs[32 * h + l] = (uint8_t)(p[0] | p[32] << 2 | p[64] << 4 | p[96] << 6);
+    }
+}
+
+void bq_q45_K_pack_4bit(const uint8_t *L, uint8_t *qs) {
+  for (int c = 0; c < 4; c++)
+    for (int l = 0; l < 32; l++)
+      qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + 32 + l] << 4);
+}
+
+void bq_q45_K_decode_scales(const uint8_t *scales, uint16_t d, uint16_t dmin, bq_kq_block *k) {
+  for (int j = 0; j < 8; j++) {
+    uint8_t sc, m;
+    bq_scale_min_k4(j, scales, &sc, &m);
+    k->scale[2 * j] = k->scale[2 * j + 1] = sc;
+    k->min[2 * j] = k->min[2 * j + 1] = m;
+  }
+  k->d = d;
+  k->dmin = dmin;
+  k->has_min = 1;
+}
+
+void bq_kq_dequantize_block(const uint8_t *p, bq_kq_decode *decode, float *y) {
+  bq_kq_block k;
+  decode(p, &k);
+  const float d = bq_h2f(k.d), dmin = bq_h2f(k.dmin);
+  for (int e = 0; e < QK_K; e++) {
+    const float dl = d * (float)k.scale[e / 16];
+    if (k.has_min)
+      y[e] = dl * (float)k.q[e] - dmin * (float)k.min[e / 16];
+    else
+      y[e] = dl * (float)k.q[e];
+  }
+}
+
+int bq_kq_dot_q8_K(const void *x, size_t block_bytes, bq_kq_decode *decode, const void *y, size_t n,
+                   float *acc) {
+  if (n % QK_K) return BQ_EINVAL;
+  float sumf = acc[0];
+  for (size_t i = 0; i < n / QK_K; i++) {
+    bq_kq_block k;
+    block_q8_K b;
+    decode((const uint8_t *)x + i * block_bytes, &k);
+    memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
+    int32_t lane[8] = {0};
+    for (int e = 0; e < QK_K; e++) lane[e % 8] += k.scale[e / 16] * (b.qs[e] * k.q[e]);
+    const float dd = bq_h2f(k.d) * b.d;
+    for (int l = 0; l < 8; l++) acc[1 + l] += dd * (float)lane[l];
+    if (k.has_min) {
+      int sumi = 0;
+      for (int j = 0; j < 16; j++) sumi += b.bsums[j] * k.min[j];
+      const float dmin = bq_h2f(k.dmin) * b.d;
+      sumf -= dmin * (float)sumi;
+    }
+  }
+  acc[0] = sumf;
+  return BQ_OK;
+}

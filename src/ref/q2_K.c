@@ -45,11 +45,7 @@ static void quantize_block(const float *x, block_q2_K *b) {
       L[16 * j + i] = (uint8_t)(l < 0 ? 0 : l > 3 ? 3 : l);
     }
   }
-  for (int h = 0; h < 2; h++)
-    for (int l = 0; l < 32; l++) {
-      const uint8_t *p = L + 128 * h + l;
-      b->qs[32 * h + l] = (uint8_t)(p[0] | p[32] << 2 | p[64] << 4 | p[96] << 6);
-    }
+  bq_kq_pack_2bit(L, b->qs);
 }
 
 BQ_QUANTIZE_PROTO(q2_K, __ref) {
@@ -62,25 +58,29 @@ BQ_QUANTIZE_PROTO(q2_K, __ref) {
   return BQ_OK;
 }
 
-/* Decodes one block exactly as dequantize_row_q2_K: (d * scale) * q - (dmin * min). */
-static void dequantize_block(const uint8_t *p, float *y) {
-  block_q2_K b;
-  memcpy(&b, p, sizeof b);
-  const float d = bq_h2f(b.d), dmin = bq_h2f(b.dmin);
-  for (int e = 0; e < QK_K; e++) {
-    const int sc = b.scales[e / 16];
-    const int q = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-    const float dl = d * (float)(sc & 0xF), ml = dmin * (float)(sc >> 4);
-    y[e] = dl * (float)q - ml;
-  }
+/* The 2-bit code of element e. */
+static inline int code(const uint8_t *qs, int e) {
+  return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
 }
 
-BQ_DEQUANTIZE_PROTO(q2_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++)
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q2_K), y + i * QK_K);
-  return BQ_OK;
+/* A block as integers: the 2-bit codes, and the 16 scales (low nibbles) and mins (high nibbles). */
+static void decode(const uint8_t *p, bq_kq_block *k) {
+  block_q2_K b;
+  memcpy(&b, p, sizeof b);
+  for (int e = 0; e < QK_K; e++) k->q[e] = (int8_t)code(b.qs, e);
+  for (int j = 0; j < 16; j++) {
+    k->scale[j] = b.scales[j] & 0xF;
+    k->min[j] = b.scales[j] >> 4;
+  }
+  k->d = b.d;
+  k->dmin = b.dmin;
+  k->has_min = 1;
 }
+
+/* Decodes one block exactly as dequantize_row_q2_K: (d * scale) * q - (dmin * min). */
+static void dequantize_block(const uint8_t *p, float *y) { bq_kq_dequantize_block(p, decode, y); }
+
+BQ_REF_ROW_KERNELS(q2_K, QK_K)
 
 /* ggml keeps one running sum: sumf += (yd*d)*isum - (yd*dmin)*summs per block. State: acc[0]. */
 BQ_DOT_PROTO(q2_K, q8_K, __ref) {
@@ -97,24 +97,12 @@ BQ_DOT_PROTO(q2_K, q8_K, __ref) {
       int s = 0;
       for (int l = 0; l < 16; l++) {
         const int e = 16 * j + l;
-        s += b.qs[e] * ((a.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
+        s += b.qs[e] * code(a.qs, e);
       }
       isum += (a.scales[j] & 0xF) * s;
     }
     const float dall = b.d * bq_h2f(a.d), dmin = b.d * bq_h2f(a.dmin);
     sumf += dall * (float)isum - dmin * (float)summs;
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(q2_K, f32, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[QK_K];
-  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q2_K), t);
-    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
   }
   acc[0] = sumf;
   return BQ_OK;

@@ -51,11 +51,7 @@ static void quantize_block(const float *x, block_q3_K *b) {
       L[e] -= 4;
     }
   }
-  for (int h = 0; h < 2; h++)
-    for (int l = 0; l < 32; l++) {
-      const int8_t *p = L + 128 * h + l;
-      b->qs[32 * h + l] = (uint8_t)(p[0] | p[32] << 2 | p[64] << 4 | p[96] << 6);
-    }
+  bq_kq_pack_2bit((const uint8_t *)L, b->qs); /* codes 0..3 now */
 }
 
 BQ_QUANTIZE_PROTO(q3_K, __ref) {
@@ -68,57 +64,26 @@ BQ_QUANTIZE_PROTO(q3_K, __ref) {
   return BQ_OK;
 }
 
-/* The signed code of element e, -4..3: the 2-bit code, minus 4 unless its hmask bit is set. */
-static inline int code(const block_q3_K *b, int e) {
-  const int q = (b->qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-  return q - (b->hmask[e % 32] >> (e / 32) & 1 ? 0 : 4);
+/* A block as integers: the signed codes, -4..3 (the 2-bit code, minus 4 unless its hmask bit is
+ * set), and the 16 scales, the 6-bit values minus 32. */
+static void decode(const uint8_t *p, bq_kq_block *k) {
+  block_q3_K b;
+  memcpy(&b, p, sizeof b);
+  for (int e = 0; e < QK_K; e++) {
+    const int q = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+    k->q[e] = (int8_t)(q - (b.hmask[e % 32] >> (e / 32) & 1 ? 0 : 4));
+  }
+  for (int j = 0; j < 16; j++) k->scale[j] = bq_q3_K_scale(b.scales, j) - 32;
+  k->d = b.d;
+  k->has_min = 0;
 }
 
 /* Decodes one block exactly as dequantize_row_q3_K: (d * (scale - 32)) * code. */
-static void dequantize_block(const uint8_t *p, float *y) {
-  block_q3_K b;
-  memcpy(&b, p, sizeof b);
-  const float d = bq_h2f(b.d);
-  for (int e = 0; e < QK_K; e++) {
-    const float dl = d * (float)(bq_q3_K_scale(b.scales, e / 16) - 32);
-    y[e] = dl * (float)code(&b, e);
-  }
-}
+static void dequantize_block(const uint8_t *p, float *y) { bq_kq_dequantize_block(p, decode, y); }
 
-BQ_DEQUANTIZE_PROTO(q3_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++)
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q3_K), y + i * QK_K);
-  return BQ_OK;
-}
+BQ_REF_ROW_KERNELS(q3_K, QK_K)
 
 /* ggml sums element e's integer product into lane e % 8, adds (d*yd) * lane to eight float sums
  * per block, and adds the eight sums to sumf (0) at the end. State: acc[0] = sumf, acc[1..8] = the
  * eight sums, so the left-to-right lane sum is ggml's final reduction. */
-BQ_DOT_PROTO(q3_K, q8_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++) {
-    block_q3_K a;
-    block_q8_K b;
-    memcpy(&a, (const uint8_t *)x + i * sizeof a, sizeof a);
-    memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
-    int32_t lane[8] = {0};
-    for (int e = 0; e < QK_K; e++)
-      lane[e % 8] += (bq_q3_K_scale(a.scales, e / 16) - 32) * (b.qs[e] * code(&a, e));
-    const float dd = bq_h2f(a.d) * b.d;
-    for (int l = 0; l < 8; l++) acc[1 + l] += dd * (float)lane[l];
-  }
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(q3_K, f32, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[QK_K];
-  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q3_K), t);
-    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
+BQ_DOT_PROTO(q3_K, q8_K, __ref) { return bq_kq_dot_q8_K(x, sizeof(block_q3_K), decode, y, n, acc); }

@@ -11,74 +11,29 @@ BQ_QUANTIZE_PROTO(q4_K, __ref) {
     block_q4_K b;
     uint8_t L[QK_K];
     bq_q45_K_fit(x + i * QK_K, 15, -1.0f, 20, L, b.scales, &b.d, &b.dmin);
-    for (int c = 0; c < 4; c++)
-      for (int l = 0; l < 32; l++)
-        b.qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + 32 + l] << 4);
+    bq_q45_K_pack_4bit(L, b.qs);
     memcpy((uint8_t *)y + i * sizeof b, &b, sizeof b);
   }
   return BQ_OK;
 }
 
-/* The 4-bit code of element e. */
-static inline int code(const block_q4_K *b, int e) {
-  return b->qs[32 * (e / 64) + e % 32] >> (e % 64 < 32 ? 0 : 4) & 0xF;
+/* A block as integers: codes element by element, scale and min per 16 (bq_scale_min_k4's per 32).
+ */
+static void decode(const uint8_t *p, bq_kq_block *k) {
+  block_q4_K b;
+  memcpy(&b, p, sizeof b);
+  for (int e = 0; e < QK_K; e++)
+    k->q[e] = (int8_t)(b.qs[32 * (e / 64) + e % 32] >> (e % 64 < 32 ? 0 : 4) & 0xF);
+  bq_q45_K_decode_scales(b.scales, b.d, b.dmin, k);
 }
 
 /* Decodes one block exactly as dequantize_row_q4_K: (d * scale) * q - (dmin * min). */
-static void dequantize_block(const uint8_t *p, float *y) {
-  block_q4_K b;
-  memcpy(&b, p, sizeof b);
-  const float d = bq_h2f(b.d), dmin = bq_h2f(b.dmin);
-  for (int j = 0; j < 8; j++) {
-    uint8_t sc, m;
-    bq_scale_min_k4(j, b.scales, &sc, &m);
-    const float dl = d * (float)sc, ml = dmin * (float)m;
-    for (int l = 0; l < 32; l++) y[32 * j + l] = dl * (float)code(&b, 32 * j + l) - ml;
-  }
-}
+static void dequantize_block(const uint8_t *p, float *y) { bq_kq_dequantize_block(p, decode, y); }
 
-BQ_DEQUANTIZE_PROTO(q4_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++)
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q4_K), y + i * QK_K);
-  return BQ_OK;
-}
+BQ_REF_ROW_KERNELS(q4_K, QK_K)
 
 /* ggml sums element e's integer product into lane e % 8 and adds (d*yd) * lane to eight float sums
  * per block; the mins go straight into sumf, sumf -= (dmin*yd) * sum(bsums * min), block by block;
  * at the end sumf += each of the eight sums in turn. State: acc[0] = sumf, acc[1..8] = the sums,
  * so the left-to-right lane sum is ggml's final reduction. */
-BQ_DOT_PROTO(q4_K, q8_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  float sumf = acc[0];
-  for (size_t i = 0; i < n / QK_K; i++) {
-    block_q4_K a;
-    block_q8_K b;
-    memcpy(&a, (const uint8_t *)x + i * sizeof a, sizeof a);
-    memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
-    uint8_t sc[8], m[8];
-    for (int j = 0; j < 8; j++) bq_scale_min_k4(j, a.scales, &sc[j], &m[j]);
-    int sumi = 0;
-    for (int j = 0; j < 16; j++) sumi += b.bsums[j] * m[j / 2];
-    int32_t lane[8] = {0};
-    for (int e = 0; e < QK_K; e++) lane[e % 8] += sc[e / 32] * (b.qs[e] * code(&a, e));
-    const float dd = bq_h2f(a.d) * b.d;
-    for (int l = 0; l < 8; l++) acc[1 + l] += dd * (float)lane[l];
-    const float dmin = bq_h2f(a.dmin) * b.d;
-    sumf -= dmin * (float)sumi;
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(q4_K, f32, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[QK_K];
-  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q4_K), t);
-    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
+BQ_DOT_PROTO(q4_K, q8_K, __ref) { return bq_kq_dot_q8_K(x, sizeof(block_q4_K), decode, y, n, acc); }

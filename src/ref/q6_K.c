@@ -58,53 +58,26 @@ BQ_QUANTIZE_PROTO(q6_K, __ref) {
   return BQ_OK;
 }
 
-/* The signed code of element e, -32..31: 4 low bits from ql, 2 high bits from qh, minus 32. */
-static inline int code(const block_q6_K *b, int e) {
-  const int h = e / 128, k = (e % 128) / 32, l = e % 32;
-  const int lo = b->ql[64 * h + 32 * (k & 1) + l] >> (k < 2 ? 0 : 4) & 0xF;
-  const int hi = b->qh[32 * h + l] >> (2 * k) & 3;
-  return (lo | hi << 4) - 32;
+/* A block as integers: the signed codes, -32..31 (4 low bits from ql, 2 high bits from qh, minus
+ * 32), and the 16 int8 scales. */
+static void decode(const uint8_t *p, bq_kq_block *k) {
+  block_q6_K b;
+  memcpy(&b, p, sizeof b);
+  for (int e = 0; e < QK_K; e++) {
+    const int h = e / 128, c = (e % 128) / 32, l = e % 32;
+    const int lo = b.ql[64 * h + 32 * (c & 1) + l] >> (c < 2 ? 0 : 4) & 0xF;
+    const int hi = b.qh[32 * h + l] >> (2 * c) & 3;
+    k->q[e] = (int8_t)((lo | hi << 4) - 32);
+  }
+  for (int j = 0; j < 16; j++) k->scale[j] = b.scales[j];
+  k->d = b.d;
+  k->has_min = 0;
 }
 
 /* Decodes one block exactly as dequantize_row_q6_K: (d * scale) * q. */
-static void dequantize_block(const uint8_t *p, float *y) {
-  block_q6_K b;
-  memcpy(&b, p, sizeof b);
-  const float d = bq_h2f(b.d);
-  for (int e = 0; e < QK_K; e++) y[e] = d * (float)b.scales[e / 16] * (float)code(&b, e);
-}
+static void dequantize_block(const uint8_t *p, float *y) { bq_kq_dequantize_block(p, decode, y); }
 
-BQ_DEQUANTIZE_PROTO(q6_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++)
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q6_K), y + i * QK_K);
-  return BQ_OK;
-}
+BQ_REF_ROW_KERNELS(q6_K, QK_K)
 
 /* As Q3_K's dot: acc[0] = ggml's sumf (0 until its final reduction), acc[1..8] = its eight sums. */
-BQ_DOT_PROTO(q6_K, q8_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++) {
-    block_q6_K a;
-    block_q8_K b;
-    memcpy(&a, (const uint8_t *)x + i * sizeof a, sizeof a);
-    memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
-    int32_t lane[8] = {0};
-    for (int e = 0; e < QK_K; e++) lane[e % 8] += a.scales[e / 16] * (b.qs[e] * code(&a, e));
-    const float dd = bq_h2f(a.d) * b.d;
-    for (int l = 0; l < 8; l++) acc[1 + l] += dd * (float)lane[l];
-  }
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(q6_K, f32, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[QK_K];
-  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q6_K), t);
-    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
+BQ_DOT_PROTO(q6_K, q8_K, __ref) { return bq_kq_dot_q8_K(x, sizeof(block_q6_K), decode, y, n, acc); }

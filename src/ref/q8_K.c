@@ -52,21 +52,4 @@ static void dequantize_block(const uint8_t *p, float *y) {
   for (int e = 0; e < QK_K; e++) y[e] = b.d * (float)b.qs[e];
 }
 
-BQ_DEQUANTIZE_PROTO(q8_K, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++)
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q8_K), y + i * QK_K);
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(q8_K, f32, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[QK_K];
-  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
-    dequantize_block((const uint8_t *)x + i * sizeof(block_q8_K), t);
-    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
+BQ_REF_ROW_KERNELS(q8_K, QK_K)
