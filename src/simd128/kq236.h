@@ -8,11 +8,13 @@
  * Dots with Q8_K: the codes (0..63, unsigned bytes) are split into u16 lanes by a mask (even
  * elements) and a shift (odd elements) and multiplied with the activations widened once to int16
  * in that order ("pair order": per sub-block, its 8 even then its 8 odd elements), with
- * i32x4.dot_i16x8_s. The 16 sub-block sums are gathered by a transpose-add into 4 vectors, one
- * lane per sub-block, multiplied by the scales as i32 lanes and summed: the super-block's exact
- * integer sum. A format's offset (Q6_K's -32, Q3_K's -4) is taken out once with the activation
- * sums of each sub-block, computed from the codes by the preparation (never from Q8_K's bsums,
- * which the reference does not read for these two formats and which may be anything).
+ * i32x4.dot_i16x8_s. Each sub-block's partial sums (i32x4, every lane at most 4 * 63 * 128 <
+ * 2^15 in magnitude) are narrowed to i16, two sub-blocks to a vector, and multiplied by their
+ * scales with one more i32x4.dot_i16x8_s (kq_scale4), into one i32x4 accumulator per super-block:
+ * its lane sum is the super-block's exact integer sum. A format's offset (Q6_K's -32, Q3_K's -4)
+ * is taken out once with the activation sums of each sub-block, computed from the codes by the
+ * preparation (never from Q8_K's bsums, which the reference does not read for these two formats
+ * and which may be anything).
  *
  * Dot state: each super-block's float term is added to acc[0], in order, so a dot fed in pieces
  * cut at super-block boundaries equals the uncut one, and a matvec row (the same terms from a
@@ -57,10 +59,11 @@ static inline kq_k kq_consts(void) {
   return k;
 }
 
-/* Activations of one super-block in pair order, and the sum of each sub-block's 16 codes. */
+/* Activations of one super-block in pair order, and the sum of each sub-block's 16 codes (at most
+ * 16 * 128 in magnitude). */
 typedef struct {
   int16_t q[QK_K];
-  int32_t sum[QK_K / 16];
+  int16_t sum[QK_K / 16];
 } kq_act;
 
 /* Widens the 256 codes of the Q8_K block at p into a (pair order: even bytes sign-extended within
@@ -75,26 +78,18 @@ static inline void kq_prepare(const kq_k *k, const uint8_t *p, kq_act *a) {
     wasm_v128_store(a->q + 16 * j + 8, o);
     s[j] = wasm_i32x4_dot_i16x8(wasm_i16x8_add(e, o), k->one16); /* |e + o| <= 256 */
   }
+  v128_t t[4];
   for (int i = 0; i < 4; i++) {
-    const v128_t *t = s + 4 * i;
-    const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(t[0], t[1], 0, 4, 1, 5),
-                                     wasm_i32x4_shuffle(t[0], t[1], 2, 6, 3, 7));
-    const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(t[2], t[3], 0, 4, 1, 5),
-                                     wasm_i32x4_shuffle(t[2], t[3], 2, 6, 3, 7));
-    wasm_v128_store(a->sum + 4 * i, wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
-                                                   wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7)));
+    const v128_t *u = s + 4 * i;
+    const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(u[0], u[1], 0, 4, 1, 5),
+                                     wasm_i32x4_shuffle(u[0], u[1], 2, 6, 3, 7));
+    const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(u[2], u[3], 0, 4, 1, 5),
+                                     wasm_i32x4_shuffle(u[2], u[3], 2, 6, 3, 7));
+    t[i] = wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
+                          wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
   }
-}
-
-/* [sum of a's lanes, of b's, of c's, of d's]: a transpose folded into adds (32-bit interleaves,
- * one instruction each in V8). */
-static inline v128_t kq_hsum4(v128_t a, v128_t b, v128_t c, v128_t d) {
-  const v128_t ab =
-      wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
-  const v128_t cd =
-      wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
-  return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5),
-                        wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
+  wasm_v128_store(a->sum, wasm_i16x8_narrow_i32x4(t[0], t[1])); /* exact: |sum| <= 2048 */
+  wasm_v128_store(a->sum + 8, wasm_i16x8_narrow_i32x4(t[2], t[3]));
 }
 
 /* The sum of the four lanes in every lane (exact, wrapping as the reference's int32 sums do not
@@ -111,35 +106,46 @@ static inline v128_t kq_dot16(const kq_k *k, v128_t c, const int16_t *a) {
                         wasm_i32x4_dot_i16x8(wasm_u16x8_shr(c, 8), wasm_v128_load(a + 8)));
 }
 
-/* sum over sub-blocks j of sc[j] * (lane sum of p[j] - (off[j] << sh)), as i32x4 lanes; sc[i] and
- * off[4i..4i+3] belong to sub-blocks 4i..4i+3. */
-static inline v128_t kq_scaled_off(const v128_t p[16], const v128_t sc[4], const int32_t *off,
-                                   int sh) {
-  v128_t s = wasm_i32x4_splat(0);
-  for (int i = 0; i < 4; i++) {
-    const v128_t t = wasm_i32x4_sub(kq_hsum4(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]),
-                                    wasm_i32x4_shl(wasm_v128_load(off + 4 * i), sh));
-    s = wasm_i32x4_add(s, wasm_i32x4_mul(t, sc[i]));
+/* The term loops take a super-block in four passes hc = 2h + c (h, c = 0, 1), each over the 16
+ * code bytes of chunk c of half h: sub-blocks j = 8h + 2g + c, g = 0..3. kq_pass_order puts the
+ * scale bytes (byte j: sub-block j) in that order, pass hc's four in bytes 4hc..4hc + 3; a pass
+ * reads its scales from bytes 0..3 and kq_next_pass moves the next pass's there. */
+static inline v128_t kq_pass_order(v128_t s) {
+  return wasm_i8x16_shuffle(s, s, 0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+}
+static inline v128_t kq_next_pass(v128_t r) { return wasm_i32x4_shuffle(r, r, 1, 2, 3, 0); }
+
+/* The scaled sum, as i32x4 partial sums, of the four sub-blocks of a pass: p[g], the partial sums
+ * of sub-block g of the pass (|lane| < 2^15, so narrowing to i16 is exact), times its scale, byte g
+ * of r (kq_pass_order), signed bytes (sgn) or unsigned ones: two sub-blocks per i16 vector against
+ * [scale x4, scale x4], one i32x4.dot_i16x8_s each. */
+static inline v128_t kq_scale4(const v128_t p[4], v128_t r, int sgn) {
+  v128_t s01, s23;
+  if (sgn) {
+    s01 =
+        wasm_i16x8_shr(wasm_i8x16_swizzle(r, wasm_i8x16_const(-128, 0, -128, 0, -128, 0, -128, 0,
+                                                              -128, 1, -128, 1, -128, 1, -128, 1)),
+                       8);
+    s23 =
+        wasm_i16x8_shr(wasm_i8x16_swizzle(r, wasm_i8x16_const(-128, 2, -128, 2, -128, 2, -128, 2,
+                                                              -128, 3, -128, 3, -128, 3, -128, 3)),
+                       8);
+  } else {
+    s01 = wasm_i8x16_swizzle(r, wasm_i8x16_const(0, -128, 0, -128, 0, -128, 0, -128, 1, -128, 1,
+                                                 -128, 1, -128, 1, -128));
+    s23 = wasm_i8x16_swizzle(r, wasm_i8x16_const(2, -128, 2, -128, 2, -128, 2, -128, 3, -128, 3,
+                                                 -128, 3, -128, 3, -128));
   }
-  return s;
+  return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[0], p[1]), s01),
+                        wasm_i32x4_dot_i16x8(wasm_i16x8_narrow_i32x4(p[2], p[3]), s23));
 }
 
-/* The same without an offset. */
-static inline v128_t kq_scaled(const v128_t p[16], const v128_t sc[4]) {
-  v128_t s = wasm_i32x4_mul(kq_hsum4(p[0], p[1], p[2], p[3]), sc[0]);
-  for (int i = 1; i < 4; i++)
-    s = wasm_i32x4_add(
-        s, wasm_i32x4_mul(kq_hsum4(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]), sc[i]));
-  return s;
-}
-
-/* The 16 signed bytes s as four i32x4 vectors (bytes 0-3, 4-7, ...). Integer extends only. */
-static inline void kq_i8_to_i32(v128_t s, v128_t o[4]) {
-  const v128_t lo = wasm_i16x8_extend_low_i8x16(s), hi = wasm_i16x8_extend_high_i8x16(s);
-  o[0] = wasm_i32x4_extend_low_i16x8(lo);
-  o[1] = wasm_i32x4_extend_high_i16x8(lo);
-  o[2] = wasm_i32x4_extend_low_i16x8(hi);
-  o[3] = wasm_i32x4_extend_high_i16x8(hi);
+/* sum over sub-blocks j of sc[j] * (activation sum of j), as i32x4 partial sums; sc: the 16 signed
+ * scale bytes in sub-block order. */
+static inline v128_t kq_act_scaled(const kq_act *a, v128_t sc) {
+  return wasm_i32x4_add(
+      wasm_i32x4_dot_i16x8(wasm_v128_load(a->sum), wasm_i16x8_extend_low_i8x16(sc)),
+      wasm_i32x4_dot_i16x8(wasm_v128_load(a->sum + 8), wasm_i16x8_extend_high_i8x16(sc)));
 }
 
 /* Lane i of v in every lane (i is a constant once the callers' loops are unrolled). */

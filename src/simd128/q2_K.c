@@ -103,25 +103,24 @@ BQ_DOT_PROTO(q2_K, f32, __simd128) {
  * a mask, odd ones by a shift), summs = sum min * bsum from the Q8_K block's bsums, as ggml reads
  * them. */
 static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
-  v128_t p[16];
+  const v128_t s = wasm_v128_load(b + XSC);
+  v128_t r = kq_pass_order(wasm_v128_and(s, k->nib)), acc = wasm_i32x4_splat(0);
 #pragma clang loop unroll(disable)
-  for (int hc = 0; hc < 4; hc++) {
+  for (int hc = 0; hc < 4; hc++, r = kq_next_pass(r)) {
     const int h = hc >> 1, c = hc & 1;
     const v128_t v = wasm_v128_load(b + XQS + 32 * h + 16 * c);
     const int16_t *ah = a->q + 128 * h + 16 * c;
+    v128_t p[4];
     for (int g = 0; g < 4; g++) {
       const v128_t e = wasm_v128_and(g ? wasm_u16x8_shr(v, 2 * g) : v, k->w03);
       const v128_t o =
           g == 3 ? wasm_u16x8_shr(v, 14) : wasm_v128_and(wasm_u16x8_shr(v, 2 * g + 8), k->w03);
-      p[8 * h + 2 * g + c] =
-          wasm_i32x4_add(wasm_i32x4_dot_i16x8(e, wasm_v128_load(ah + 32 * g)),
-                         wasm_i32x4_dot_i16x8(o, wasm_v128_load(ah + 32 * g + 8)));
+      p[g] = wasm_i32x4_add(wasm_i32x4_dot_i16x8(e, wasm_v128_load(ah + 32 * g)),
+                            wasm_i32x4_dot_i16x8(o, wasm_v128_load(ah + 32 * g + 8)));
     }
+    acc = wasm_i32x4_add(acc, kq_scale4(p, r, 0));
   }
-  const v128_t s = wasm_v128_load(b + XSC);
-  v128_t sc[4];
-  kq_i8_to_i32(wasm_v128_and(s, k->nib), sc);
-  const v128_t is = kq_hsum(kq_scaled(p, sc));
+  const v128_t is = kq_hsum(acc);
   const v128_t mn = wasm_v128_and(wasm_u16x8_shr(s, 4), k->nib);
   const v128_t summs = kq_hsum(wasm_i32x4_add(
       wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(mn), wasm_v128_load(yb + YBS)),

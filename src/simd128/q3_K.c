@@ -109,21 +109,20 @@ BQ_DOT_PROTO(q3_K, f32, __simd128) {
 /* The exact integer sum over the block at b of (scale - 32) * (q - 4) * activation, in every
  * lane. */
 static inline v128_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
-  v128_t p[16];
+  const v128_t sc = scales(k, b);
+  v128_t r = kq_pass_order(sc), acc = wasm_i32x4_splat(0);
 #pragma clang loop unroll(disable)
-  for (int hc = 0; hc < 4; hc++) {
+  for (int hc = 0; hc < 4; hc++, r = kq_next_pass(r)) {
     const int h = hc >> 1, c = hc & 1;
     const v128_t v = wasm_v128_load(b + XQS + 32 * h + 16 * c);
     const v128_t m = wasm_v128_load(b + XHM + 16 * c);
     const int16_t *ah = a->q + 128 * h + 16 * c;
-    p[8 * h + c] = kq_dot16(k, codes(k, v, m, h, 0), ah);
-    p[8 * h + 2 + c] = kq_dot16(k, codes(k, v, m, h, 1), ah + 32);
-    p[8 * h + 4 + c] = kq_dot16(k, codes(k, v, m, h, 2), ah + 64);
-    p[8 * h + 6 + c] = kq_dot16(k, codes(k, v, m, h, 3), ah + 96);
+    v128_t p[4];
+    for (int g = 0; g < 4; g++) p[g] = kq_dot16(k, codes(k, v, m, h, g), ah + 32 * g);
+    acc = wasm_i32x4_add(acc, kq_scale4(p, r, 1));
   }
-  v128_t sc[4];
-  kq_i8_to_i32(scales(k, b), sc);
-  return kq_hsum(kq_scaled_off(p, sc, a->sum, 2)); /* sum sc_j (S_j - 4 A_j) */
+  /* sum sc_j (S_j - 4 A_j) */
+  return kq_hsum(wasm_i32x4_sub(acc, wasm_i32x4_shl(kq_act_scaled(a, sc), 2)));
 }
 
 /* The term of a super-block whose dd is huge, Inf or NaN, as ggml forms it (kq236.h). */

@@ -118,22 +118,19 @@ BQ_DOT_PROTO(q6_K, f32, __simd128) {
 
 /* The exact integer sum over the block at b of scale * (q - 32) * activation, in every lane. */
 static inline v128_t isum(const kq_k *k, const uint8_t *b, const kq_act *a) {
-  v128_t p[16];
+  const v128_t sc = wasm_v128_load(b + XSC);
+  v128_t r = kq_pass_order(sc), acc = wasm_i32x4_splat(0);
 #pragma clang loop unroll(disable)
-  for (int hc = 0; hc < 4; hc++) {
+  for (int hc = 0; hc < 4; hc++, r = kq_next_pass(r)) {
     const int h = hc >> 1, c = hc & 1;
-    v128_t q[4];
+    v128_t q[4], p[4];
     codes(k, b, h, c, q);
     const int16_t *ah = a->q + 128 * h + 16 * c;
-    p[8 * h + c] = kq_dot16(k, q[0], ah);
-    p[8 * h + 2 + c] = kq_dot16(k, q[1], ah + 32);
-    p[8 * h + 4 + c] = kq_dot16(k, q[2], ah + 64);
-    p[8 * h + 6 + c] = kq_dot16(k, q[3], ah + 96);
+    for (int g = 0; g < 4; g++) p[g] = kq_dot16(k, q[g], ah + 32 * g);
+    acc = wasm_i32x4_add(acc, kq_scale4(p, r, 1));
   }
-  v128_t sc[4];
-  kq_i8_to_i32(wasm_v128_load(b + XSC), sc);
   /* sum sc_j (S_j - 32 A_j), with A_j the sub-block's activation sum */
-  return kq_hsum(kq_scaled_off(p, sc, a->sum, 5));
+  return kq_hsum(wasm_i32x4_sub(acc, wasm_i32x4_shl(kq_act_scaled(a, sc), 5)));
 }
 
 /* The term of a super-block whose dd is huge, Inf or NaN, as ggml forms it (kq236.h). */
