@@ -9,7 +9,7 @@ import { readLink, writeLink } from './links.js';
 import { shardNames } from './viewer-data.js';
 import { heatmapFigure, histogramBars, setMarker } from './draw.js';
 import { noteFor } from './notes.js';
-import { byteDiagram, explainElement, fmt32 } from './formula.js';
+import { byteDiagram, elementBytes, explainElement, fmt32 } from './formula.js';
 
 const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
 const el = (tag, attrs = {}, ...kids) => {
@@ -584,7 +584,13 @@ function byteDiagramView(r) {
           el('div', { class: 'doff', text: f.size > 1 ? `offset ${f.offset}…${f.end}` : `offset ${f.offset}` }),
           el('div', { class: 'dname', text: f.name }),
           el('div', { class: 'dsize', text: `${f.size} B, ${f.count > 1 ? `${f.count} × ` : ''}${f.kind}` }),
-          el('div', { class: 'dbytes', text: Array.from(b.subarray(f.offset, f.offset + f.size), hex).join(' ') }),
+          el(
+            'div',
+            { class: 'dbytes' },
+            ...Array.from(b.subarray(f.offset, f.offset + f.size), (x, i) =>
+              el('span', { 'data-i': String(f.offset + i), title: `byte ${f.offset + i}`, text: hex(x) }),
+            ),
+          ),
         ),
       ),
     ),
@@ -619,10 +625,11 @@ function compareChart(c) {
   const pts = (vs) => Array.from(vs, (v, i) => `${((i + 0.5) * (W / n)).toFixed(1)},${y(v)}`).join(' ');
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+  svg.setAttribute('preserveAspectRatio', 'none');
   svg.setAttribute('class', 'compare-chart');
   svg.setAttribute('data-testid', 'compare-chart');
   svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', `${c.aName} (grey) and ${c.bName} (blue) for elements 0 to ${n - 1}`);
+  svg.setAttribute('aria-label', `${c.aName} (wide grey line) and ${c.bName} (blue) for elements 0 to ${n - 1}`);
   const line = (vs, cls) => {
     const p = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
     p.setAttribute('points', pts(vs));
@@ -757,10 +764,15 @@ async function renderInspector(r) {
     'data-testid': 'element-pick',
     'aria-label': 'element to explain',
   });
+  const diagram = byteDiagramView(r);
   const show = (e) => {
     if (!Number.isInteger(e) || e < 0 || e >= n) return;
     pick.value = String(e);
     detailBox.replaceChildren(elementDetail(r, e, c));
+    // The bytes this element's value is read from, marked in the diagram.
+    for (const x of diagram.querySelectorAll('.dbytes .hl')) x.classList.remove('hl');
+    for (const i of elementBytes(r.format, e) ?? []) diagram.querySelector(`[data-i="${i}"]`)?.classList.add('hl');
+    diagram.dataset.element = String(e);
   };
   pick.addEventListener('input', () => show(Number(pick.value)));
   show(0);
@@ -802,7 +814,7 @@ async function renderInspector(r) {
   ins.replaceChildren(
     el('h2', { text: `${unit} ${r.block} (${r.format}, ${b.length} bytes)` }),
     el('p', { class: 'note what', 'data-testid': 'format-note', text: noteFor(r.format) }),
-    byteDiagramView(r),
+    diagram,
     el(
       'dl',
       {},
@@ -839,7 +851,7 @@ async function renderInspector(r) {
       'data-testid': 'compare-note',
       'data-rmse': String(Math.sqrt(se / c.a.length)),
       text:
-        `${c.aName} (grey) and ${c.bName} (blue): RMSE over the ${unit} ${fmtNum(Math.sqrt(se / c.a.length))}, ` +
+        `${c.aName} (wide grey line) and ${c.bName} (blue): RMSE over the ${unit} ${fmtNum(Math.sqrt(se / c.a.length))}, ` +
         `largest |${c.diff}| ${fmtNum(maxAbs)}.` +
         (r.quantized && !r.reference
           ? r.referenceError

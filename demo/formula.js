@@ -67,6 +67,26 @@ export function byteDiagram(format) {
 }
 
 /**
+ * The byte offsets (within the block) that element e's value is read from: its code's bytes, its
+ * sub-block's scale and min bytes, and the scalar fields (d, m, dmin, e). null for the grid formats
+ * (their index, sign and scale bits are named in the steps instead).
+ * @param {string} format
+ * @param {number} e
+ * @returns {number[] | null} ascending
+ */
+export function elementBytes(format, e) {
+  const c = layoutOf(format);
+  if (!c) return null;
+  const l = c.layout;
+  const j = l.sub ? Math.floor(e / l.sub) : 0;
+  const set = new Set(c.code.src[e].map((s) => s.byte));
+  for (const k of [c.sc, c.m]) if (k) for (const s of k.src[j]) set.add(s.byte);
+  for (const f of blockFields(format) ?? [])
+    if (f.name === l.d || f.name === l.min) for (let i = 0; i < f.size; i++) set.add(f.offset + i);
+  return [...set].sort((a, b) => a - b);
+}
+
+/**
  * A block taken apart, as the worker's `block` operation returns it (decodeBlock in layout.js).
  * @typedef {{ format: string, bytes: Uint8Array, codes: ArrayLike<number>, sc: ArrayLike<number> | null,
  *   m: ArrayLike<number> | null, scalars: Record<string, number> }} BlockParts

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LAYOUT_FORMATS, decodeBlock } from '../demo/layout.js';
 import { gridTables } from '../demo/grids.js';
-import { byteDiagram, explainElement, fmt32, originalOf } from '../demo/formula.js';
+import { byteDiagram, elementBytes, explainElement, fmt32, originalOf } from '../demo/formula.js';
 import { typeInfo, GGMLType } from '../js/index.js';
 import { codec, rng } from './lib/helpers.js';
 
@@ -110,6 +110,21 @@ test('the byte diagram: fields in order with their offsets and sizes', () => {
     assert.equal(d.order, fields.map((f) => f[0]).join(' | '));
   }
   assert.equal(byteDiagram('q5_1').order, 'd | m | qh | qs');
+});
+
+test("the bytes an element's value is read from", () => {
+  // Q5_0 element 20: d (0, 1), qh bit 20 (qh byte 2 at 2 + 2), the high nibble of qs[4] (6 + 4).
+  assert.deepEqual(elementBytes('q5_0', 20), [0, 1, 4, 10]);
+  // Q5_1 element 3: d, m, qh bit 3 (byte 4), qs[3] (8 + 3).
+  assert.deepEqual(elementBytes('q5_1', 3), [0, 1, 2, 3, 4, 11]);
+  // Q8_0 element 31: d and qs[31] (2 + 31).
+  assert.deepEqual(elementBytes('q8_0', 31), [0, 1, 33]);
+  // Q4_K element 200 (sub-block 6): d, dmin, scales[10] (4 + 10) for the low bits of sc_6 and m_6,
+  // scales[2] and scales[6] for their top bits, qs[96 + 8] (16 + 104).
+  assert.deepEqual(elementBytes('q4_K', 200), [0, 1, 2, 3, 4 + 2, 4 + 6, 4 + 10, 16 + 104]);
+  // Q6_K element 0: ql[0], qh[128 + 0], scales[0] (192), d (208, 209).
+  assert.deepEqual(elementBytes('q6_K', 0), [0, 128, 192, 208, 209]);
+  assert.equal(elementBytes('iq2_xxs', 0), null);
 });
 
 for (const format of LAYOUT_FORMATS) {

@@ -240,6 +240,13 @@ test('the demo page in headless Chromium', async (t) => {
         assert.equal(num32(m[4]), want[e], 'the printed result');
         assert.equal(Number(d.value), want[e]);
       }
+      // Element 20's bytes are marked in the diagram: d (0, 1), m (2, 3), qh bit 20 (byte 4 + 2), the
+      // high nibble of qs[4] (byte 8 + 4).
+      await explain(page, 20);
+      assert.deepEqual(
+        await page.$$eval('[data-testid=byte-diagram] .hl', (s) => s.map((x) => Number(x.dataset.i))),
+        [0, 1, 2, 3, 6, 12],
+      );
       // Side by side: the block's original values and the Q5_1 decoded ones.
       const rows = await page.$$eval('[data-testid=value-row]', (rs) =>
         rs.map((r) => [Number(r.dataset.a), Number(r.dataset.b)]),
