@@ -89,13 +89,31 @@ static inline int bq_grid_i8(uint64_t g, int j) { return (int8_t)(uint8_t)(g >> 
 static inline float bq_sign_f(uint8_t s, int j) { return s & bq_kmask_iq2xs[j] ? -1.0f : 1.0f; }
 static inline int bq_sign_i(uint8_t s, int j) { return s & bq_kmask_iq2xs[j] ? -1 : 1; }
 
+/* IQ2_XS and IQ2_S differ only in where a group's grid point and sign byte come from: both have
+ * a 4-bit scale per half sub-block (the low and high nibble of scales[ib]). A block decoded to
+ * them (a bq_iq2_decode function fills it from the block's bytes): dequantized as ggml does,
+ * (D * (0.5f + s)) * 0.25f * grid byte * (+-1), and the dot of n elements with Q8_K, per
+ * super-block an exact integer sum over half sub-blocks of (2s + 1) * sum(grid * sign * q8), then
+ * sumf += (D * yd) * (float)bsum into acc[0] (src/ref/iq2_xs.c). */
+typedef struct {
+  uint64_t grid[32]; /* group 4ib + g's grid point */
+  uint8_t sign[32];  /* and its sign byte */
+  uint8_t scales[8];
+  uint16_t d;
+} bq_iq2_block;
+typedef void bq_iq2_decode(const uint8_t *block, bq_iq2_block *k);
+void bq_iq2_dequantize_block(const uint8_t *block, bq_iq2_decode *decode, float *y);
+int bq_iq2_dot_q8_K(const void *x, size_t block_bytes, bq_iq2_decode *decode, const void *y,
+                    size_t n, float *acc);
+
 /* Kernel prototypes (until kernels.inc lists these types). Each returns BQ_OK, or BQ_EINVAL and
  * writes nothing when n is not a multiple of 256. The dots with Q8_K keep ggml's running float sum
  * in acc[0] and leave acc[1..] alone; the result is, as ggml's generic dot ends:
  *   IQ2_XXS, IQ2_XS, IQ2_S: 0.125f * acc[0]  (bq_<t>_dot_q8_K_sum__ref below)
  *   IQ3_XXS:                0.25f * acc[0]   (bq_iq3_xxs_dot_q8_K_sum__ref)
  *   IQ3_S, IQ1_S, IQ1_M:    acc[0]           (the left-to-right lane sum, bq_acc_sum__ref)
- * The dots with f32 add dequantized value times v, element by element, into acc[0]. */
+ * The dots with f32 add dequantized value times v, element by element, into acc[0]
+ * (BQ_REF_ROW_KERNELS, kquants.h). */
 #define BQ_IQGRID_PROTOS(t)      \
   BQ_DEQUANTIZE_PROTO(t, __ref); \
   BQ_DOT_PROTO(t, q8_K, __ref);  \
@@ -108,29 +126,6 @@ BQ_IQGRID_PROTOS(iq3_s)
 BQ_IQGRID_PROTOS(iq1_s)
 BQ_IQGRID_PROTOS(iq1_m)
 #undef BQ_IQGRID_PROTOS
-
-/* The two row kernels every grid type builds the same way from its file's static
- * dequantize_block(const uint8_t *block, float *y) (one super-block, exactly as ggml's
- * dequantize_row_<t>): dequantize, and the fused f32 dot, which adds each dequantized value times
- * the f32 value into acc[0] in element order. */
-#define BQ_IQGRID_ROW_KERNELS(t)                                                  \
-  BQ_DEQUANTIZE_PROTO(t, __ref) {                                                 \
-    if (n % QK_K) return BQ_EINVAL;                                               \
-    for (size_t i = 0; i < n / QK_K; i++)                                         \
-      dequantize_block((const uint8_t *)x + i * sizeof(block_##t), y + i * QK_K); \
-    return BQ_OK;                                                                 \
-  }                                                                               \
-  BQ_DOT_PROTO(t, f32, __ref) {                                                   \
-    if (n % QK_K) return BQ_EINVAL;                                               \
-    const float *v = y;                                                           \
-    float sumf = acc[0], w[QK_K];                                                 \
-    for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {                            \
-      dequantize_block((const uint8_t *)x + i * sizeof(block_##t), w);            \
-      for (int e = 0; e < QK_K; e++) sumf += w[e] * v[e];                         \
-    }                                                                             \
-    acc[0] = sumf;                                                                \
-    return BQ_OK;                                                                 \
-  }
 
 /* The result of a <t>.q8_K dot state for the pairs whose ggml dot scales its sum at the end. */
 float bq_iq2_xxs_dot_q8_K_sum__ref(const float *acc);

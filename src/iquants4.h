@@ -105,20 +105,37 @@ static inline int bq_tq1_trit(uint8_t b, int k) {
  * leaves L alone. */
 float bq_iq4_fit(const float *x, int ntry, uint8_t *L, int *empty);
 
+/* 32 elements of 4-bit codes into a 16-entry table, laid out as IQ4_NL, MXFP4 and each IQ4_XS
+ * sub-block lay them out (element j < 16: low nibble of qs[j]; j + 16: its high nibble): the values
+ * d * table[code], and the integer dot with 32 int8 values q8 in ggml's order. */
+static inline void bq_nl32_dequantize(const uint8_t *qs, const int8_t *table, float d, float *y) {
+  for (int j = 0; j < 16; j++) {
+    y[j] = d * (float)table[qs[j] & 0xF];
+    y[j + 16] = d * (float)table[qs[j] >> 4];
+  }
+}
+
+static inline int bq_nl32_dot(const uint8_t *qs, const int8_t *table, const int8_t *q8) {
+  int sumi = 0;
+  for (int j = 0; j < 16; j++) sumi += q8[j] * table[qs[j] & 0xF] + q8[j + 16] * table[qs[j] >> 4];
+  return sumi;
+}
+
+/* The dot with Q8_0 of n elements of IQ4_NL or MXFP4 (blocks of block_bytes, the 16 code bytes at
+ * qs_offset, the block's scale as scale gives it), as ggml's generic dots: per block,
+ * sumf += (yd * xd) * (float)sumi, one running sum in acc[0]. */
+int bq_nl32_dot_q8_0(const void *x, size_t block_bytes, size_t qs_offset, const int8_t *table,
+                     float (*scale)(const uint8_t *block), const void *y, size_t n, float *acc);
+
 /* The reference kernels. Each returns BQ_OK, or BQ_EINVAL and writes nothing when n is not a
  * multiple of the block size (32 for IQ4_NL and MXFP4, 256 for the others). The dots keep ggml's
  * one running sum in acc[0] (the default left-to-right lane sum reads it); <t>_dot_f32 adds the
  * dequantized value times y, element by element, into acc[0]. */
-#define BQ_IQ4_PROTOS(t)         \
-  BQ_QUANTIZE_PROTO(t, __ref);   \
-  BQ_DEQUANTIZE_PROTO(t, __ref); \
-  BQ_DOT_PROTO(t, f32, __ref);
-BQ_IQ4_PROTOS(iq4_nl)
-BQ_IQ4_PROTOS(iq4_xs)
-BQ_IQ4_PROTOS(mxfp4)
-BQ_IQ4_PROTOS(tq1_0)
-BQ_IQ4_PROTOS(tq2_0)
-#undef BQ_IQ4_PROTOS
+BQ_REF_ROW_PROTOS(iq4_nl)
+BQ_REF_ROW_PROTOS(iq4_xs)
+BQ_REF_ROW_PROTOS(mxfp4)
+BQ_REF_ROW_PROTOS(tq1_0)
+BQ_REF_ROW_PROTOS(tq2_0)
 BQ_DOT_PROTO(iq4_nl, q8_0, __ref);
 BQ_DOT_PROTO(mxfp4, q8_0, __ref);
 BQ_DOT_PROTO(iq4_xs, q8_K, __ref);

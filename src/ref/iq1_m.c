@@ -51,7 +51,7 @@ static void dequantize_block(const uint8_t *p, float *y) {
   }
 }
 
-BQ_IQGRID_ROW_KERNELS(iq1_m)
+BQ_REF_ROW_KERNELS(iq1_m, QK_K)
 
 /* Per super-block two exact integer sums over half sub-blocks, weighted by (2s + 1): sumi1 of
  * grid * q8, and sumi2 of (+-1) * (sum of q8) per group for the delta; then

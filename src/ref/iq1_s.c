@@ -27,7 +27,7 @@ static void dequantize_block(const uint8_t *p, float *y) {
   }
 }
 
-BQ_IQGRID_ROW_KERNELS(iq1_s)
+BQ_REF_ROW_KERNELS(iq1_s, QK_K)
 
 /* Per super-block two exact integer sums over sub-blocks, weighted by (2s + 1): sumi of grid * q8,
  * and sumi1 of (+-1) * (the two Q8_K bsums of the sub-block) for the delta; then

@@ -21,7 +21,7 @@ static void dequantize_block(const uint8_t *p, float *y) {
   }
 }
 
-BQ_IQGRID_ROW_KERNELS(iq2_xxs)
+BQ_REF_ROW_KERNELS(iq2_xxs, QK_K)
 
 /* Per super-block, an exact integer sum over sub-blocks of (2s + 1) * sum(grid * sign * q8), then
  * sumf += (D * yd) * (float)bsum; the result is 0.125f * sumf (the (2s + 1) / 8 of the decoder's

@@ -29,7 +29,7 @@ static void dequantize_block(const uint8_t *p, float *y) {
   }
 }
 
-BQ_IQGRID_ROW_KERNELS(iq3_s)
+BQ_REF_ROW_KERNELS(iq3_s, QK_K)
 
 /* Integer sums per sub-block times (2s + 1), sumf += (D * yd) * (float)bsum per super-block; the
  * result is sumf itself. State: acc[0] = sumf. */

@@ -26,7 +26,7 @@ static void dequantize_block(const uint8_t *p, float *y) {
   }
 }
 
-BQ_IQGRID_ROW_KERNELS(iq3_xxs)
+BQ_REF_ROW_KERNELS(iq3_xxs, QK_K)
 
 /* Integer sums per sub-block times (2s + 1), sumf += (D * yd) * (float)bsum per super-block; the
  * result is 0.25f * sumf ((2s + 1) / 4 = (0.5 + s) * 0.5). State: acc[0] = sumf. */

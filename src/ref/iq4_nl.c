@@ -68,48 +68,34 @@ BQ_QUANTIZE_PROTO(iq4_nl, __ref) {
   return BQ_OK;
 }
 
-BQ_DEQUANTIZE_PROTO(iq4_nl, __ref) {
-  if (n % 32) return BQ_EINVAL;
-  for (size_t i = 0; i < n / 32; i++, y += 32) {
-    block_iq4_nl b;
-    memcpy(&b, (const uint8_t *)x + i * sizeof b, sizeof b);
-    const float d = bq_h2f(b.d);
-    for (int j = 0; j < 16; j++) {
-      y[j] = d * (float)bq_kvalues_iq4nl[b.qs[j] & 0xF];
-      y[j + 16] = d * (float)bq_kvalues_iq4nl[b.qs[j] >> 4];
-    }
-  }
-  return BQ_OK;
+static void dequantize_block(const uint8_t *p, float *y) {
+  block_iq4_nl b;
+  memcpy(&b, p, sizeof b);
+  bq_nl32_dequantize(b.qs, bq_kvalues_iq4nl, bq_h2f(b.d), y);
 }
 
-/* Per block: sumf += (yd * xd) * (float)(integer sum), one running sum in acc[0]. */
-BQ_DOT_PROTO(iq4_nl, q8_0, __ref) {
+BQ_REF_ROW_KERNELS(iq4_nl, 32)
+
+int bq_nl32_dot_q8_0(const void *x, size_t block_bytes, size_t qs_offset, const int8_t *table,
+                     float (*scale)(const uint8_t *block), const void *y, size_t n, float *acc) {
   if (n % 32) return BQ_EINVAL;
   float sumf = acc[0];
   for (size_t i = 0; i < n / 32; i++) {
-    block_iq4_nl a;
+    const uint8_t *a = (const uint8_t *)x + i * block_bytes;
     block_q8_0 b;
-    memcpy(&a, (const uint8_t *)x + i * sizeof a, sizeof a);
     memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
-    int sumi = 0;
-    for (int j = 0; j < 16; j++)
-      sumi +=
-          b.qs[j] * bq_kvalues_iq4nl[a.qs[j] & 0xF] + b.qs[j + 16] * bq_kvalues_iq4nl[a.qs[j] >> 4];
-    const float d = bq_h2f(b.d) * bq_h2f(a.d);
+    const int sumi = bq_nl32_dot(a + qs_offset, table, b.qs);
+    const float d = bq_h2f(b.d) * scale(a);
     sumf += d * (float)sumi;
   }
   acc[0] = sumf;
   return BQ_OK;
 }
 
-BQ_DOT_PROTO(iq4_nl, f32, __ref) {
-  if (n % 32) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[32];
-  for (size_t i = 0; i < n / 32; i++, v += 32) {
-    bq_iq4_nl_dequantize__ref((const uint8_t *)x + i * sizeof(block_iq4_nl), t, 32);
-    for (int e = 0; e < 32; e++) sumf += t[e] * v[e];
-  }
-  acc[0] = sumf;
-  return BQ_OK;
+static float scale(const uint8_t *p) { return bq_h2f(bq_rd16(p + BQ_OFF(iq4_nl, d))); }
+
+/* Per block: sumf += (yd * xd) * (float)(integer sum), one running sum in acc[0]. */
+BQ_DOT_PROTO(iq4_nl, q8_0, __ref) {
+  return bq_nl32_dot_q8_0(x, sizeof(block_iq4_nl), BQ_OFF(iq4_nl, qs), bq_kvalues_iq4nl, scale, y,
+                          n, acc);
 }

@@ -63,20 +63,11 @@ static void dequantize_block(const uint8_t *p, float *y) {
   const float d = bq_h2f(b.d);
   for (int ib = 0; ib < 8; ib++, y += 32) {
     const float dl = d * (float)(scale6(&b, ib) - 32);
-    const uint8_t *qs = b.qs + 16 * ib;
-    for (int j = 0; j < 16; j++) {
-      y[j] = dl * (float)bq_kvalues_iq4nl[qs[j] & 0xF];
-      y[j + 16] = dl * (float)bq_kvalues_iq4nl[qs[j] >> 4];
-    }
+    bq_nl32_dequantize(b.qs + 16 * ib, bq_kvalues_iq4nl, dl, y);
   }
 }
 
-BQ_DEQUANTIZE_PROTO(iq4_xs, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++)
-    dequantize_block((const uint8_t *)x + i * sizeof(block_iq4_xs), y + i * QK_K);
-  return BQ_OK;
-}
+BQ_REF_ROW_KERNELS(iq4_xs, QK_K)
 
 /* ggml adds one float term per 32-element sub-block: sumf += ((xd * yd) * (ls - 32)) * sumi. */
 BQ_DOT_PROTO(iq4_xs, q8_K, __ref) {
@@ -89,26 +80,10 @@ BQ_DOT_PROTO(iq4_xs, q8_K, __ref) {
     memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
     const float d4d8 = bq_h2f(a.d) * b.d;
     for (int ib = 0; ib < 8; ib++) {
-      const uint8_t *qs = a.qs + 16 * ib;
-      const int8_t *q8 = b.qs + 32 * ib;
-      int sumi = 0;
-      for (int j = 0; j < 16; j++)
-        sumi += q8[j] * bq_kvalues_iq4nl[qs[j] & 0xF] + q8[j + 16] * bq_kvalues_iq4nl[qs[j] >> 4];
+      const int sumi = bq_nl32_dot(a.qs + 16 * ib, bq_kvalues_iq4nl, b.qs + 32 * ib);
       const float dl = d4d8 * (float)(scale6(&a, ib) - 32);
       sumf += dl * (float)sumi;
     }
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(iq4_xs, f32, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[QK_K];
-  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
-    dequantize_block((const uint8_t *)x + i * sizeof(block_iq4_xs), t);
-    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
   }
   acc[0] = sumf;
   return BQ_OK;

@@ -44,48 +44,18 @@ BQ_QUANTIZE_PROTO(mxfp4, __ref) {
   return BQ_OK;
 }
 
-BQ_DEQUANTIZE_PROTO(mxfp4, __ref) {
-  if (n % 32) return BQ_EINVAL;
-  for (size_t i = 0; i < n / 32; i++, y += 32) {
-    block_mxfp4 b;
-    memcpy(&b, (const uint8_t *)x + i * sizeof b, sizeof b);
-    const float d = bq_e8m0_half(b.e);
-    for (int j = 0; j < 16; j++) {
-      y[j] = (float)bq_kvalues_mxfp4[b.qs[j] & 0xF] * d;
-      y[j + 16] = (float)bq_kvalues_mxfp4[b.qs[j] >> 4] * d;
-    }
-  }
-  return BQ_OK;
+static void dequantize_block(const uint8_t *p, float *y) {
+  block_mxfp4 b;
+  memcpy(&b, p, sizeof b);
+  bq_nl32_dequantize(b.qs, bq_kvalues_mxfp4, bq_e8m0_half(b.e), y);
 }
+
+BQ_REF_ROW_KERNELS(mxfp4, 32)
+
+static float scale(const uint8_t *p) { return bq_e8m0_half(p[BQ_OFF(mxfp4, e)]); }
 
 /* Per block: sumf += (yd * 2^(e-128)) * (float)(integer sum), one running sum in acc[0]. */
 BQ_DOT_PROTO(mxfp4, q8_0, __ref) {
-  if (n % 32) return BQ_EINVAL;
-  float sumf = acc[0];
-  for (size_t i = 0; i < n / 32; i++) {
-    block_mxfp4 a;
-    block_q8_0 b;
-    memcpy(&a, (const uint8_t *)x + i * sizeof a, sizeof a);
-    memcpy(&b, (const uint8_t *)y + i * sizeof b, sizeof b);
-    int sumi = 0;
-    for (int j = 0; j < 16; j++)
-      sumi +=
-          b.qs[j] * bq_kvalues_mxfp4[a.qs[j] & 0xF] + b.qs[j + 16] * bq_kvalues_mxfp4[a.qs[j] >> 4];
-    const float d = bq_h2f(b.d) * bq_e8m0_half(a.e);
-    sumf += d * (float)sumi;
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(mxfp4, f32, __ref) {
-  if (n % 32) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[32];
-  for (size_t i = 0; i < n / 32; i++, v += 32) {
-    bq_mxfp4_dequantize__ref((const uint8_t *)x + i * sizeof(block_mxfp4), t, 32);
-    for (int e = 0; e < 32; e++) sumf += t[e] * v[e];
-  }
-  acc[0] = sumf;
-  return BQ_OK;
+  return bq_nl32_dot_q8_0(x, sizeof(block_mxfp4), BQ_OFF(mxfp4, qs), bq_kvalues_mxfp4, scale, y, n,
+                          acc);
 }

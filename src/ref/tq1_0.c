@@ -54,12 +54,7 @@ static void dequantize_block(const uint8_t *p, float *y) {
   for (int e = 0; e < QK_K; e++) y[e] = (float)(trit(&b, e) - 1) * d;
 }
 
-BQ_DEQUANTIZE_PROTO(tq1_0, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  for (size_t i = 0; i < n / QK_K; i++)
-    dequantize_block((const uint8_t *)x + i * sizeof(block_tq1_0), y + i * QK_K);
-  return BQ_OK;
-}
+BQ_REF_ROW_KERNELS(tq1_0, QK_K)
 
 /* Per super-block: sumf += (float)sumi * (xd * yd), one running sum in acc[0]. */
 BQ_DOT_PROTO(tq1_0, q8_K, __ref) {
@@ -73,18 +68,6 @@ BQ_DOT_PROTO(tq1_0, q8_K, __ref) {
     int sumi = 0;
     for (int e = 0; e < QK_K; e++) sumi += (trit(&a, e) - 1) * b.qs[e];
     sumf += (float)sumi * (bq_h2f(a.d) * b.d);
-  }
-  acc[0] = sumf;
-  return BQ_OK;
-}
-
-BQ_DOT_PROTO(tq1_0, f32, __ref) {
-  if (n % QK_K) return BQ_EINVAL;
-  const float *v = y;
-  float sumf = acc[0], t[QK_K];
-  for (size_t i = 0; i < n / QK_K; i++, v += QK_K) {
-    dequantize_block((const uint8_t *)x + i * sizeof(block_tq1_0), t);
-    for (int e = 0; e < QK_K; e++) sumf += t[e] * v[e];
   }
   acc[0] = sumf;
   return BQ_OK;
