@@ -185,7 +185,10 @@ typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p
 /* The loops over sub-block pairs are not unrolled: each pass stores its 256 bytes in one basic
  * block, so the output is written in ascending order across a super-block (unrolled, clang
  * schedules the 64 stores of a super-block backwards, slower once the output exceeds the caches).
- */
+ * Within a pass too clang emits the 16 stores last to first; a compiler barrier after each keeps
+ * them in ascending order (Q4_K at 16M weights: 5% faster, 2% for Q5_K; the same in L2). */
+#define BQ_KQ_STORE_ORDER() __asm__ volatile("" ::: "memory")
+
 BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs, size_t qh,
                                    bq_kq_slots_fn slots, bq_kq_pair_fn pair) {
   const bq_k k = bq_consts();
@@ -196,7 +199,10 @@ BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t
     _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {
       v128_t w[16];
       pair(&k, &c, p, sl, s, st, w);
-      for (int j = 0; j < 16; j++) wasm_v128_store(y + 64 * s + 4 * j, w[j]);
+      for (int j = 0; j < 16; j++) {
+        wasm_v128_store(y + 64 * s + 4 * j, w[j]);
+        BQ_KQ_STORE_ORDER();
+      }
     }
   }
 }
