@@ -41,70 +41,9 @@ enum { NTYPES = sizeof types / sizeof *types, LANES = 16 };
 static const char *inputs[] = {"gaussian", "gaussian_b",   "zeros",      "ramp",
                                "cauchy",   "block_scales", "small_ints", "outlier"};
 
-/* The dot state's result: the left-to-right sum of the 16 lanes (bq_acc_sum__ref). */
-static float acc_sum(const float *acc) {
-  float s = acc[0];
-  for (int l = 1; l < LANES; l++) s += acc[l];
-  return s;
-}
-
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
-/* SHA-256 (FIPS 180-4) of a short message, for the table checksums. */
-static void sha256(const uint8_t *msg, size_t len, uint8_t out[32]) {
-  static const uint32_t k[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-      0xc67178f2};
-  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  uint8_t buf[256] = {0};
-  if (len > sizeof buf - 72) exit(2);
-  memcpy(buf, msg, len);
-  buf[len] = 0x80;
-  const size_t total = (len + 9 + 63) / 64 * 64;
-  for (int i = 0; i < 8; i++) buf[total - 1 - i] = (uint8_t)((uint64_t)len * 8 >> 8 * i);
-#define ROR(x, r) ((x) >> (r) | (x) << (32 - (r)))
-  for (size_t off = 0; off < total; off += 64) {
-    uint32_t w[64], s[8];
-    for (int i = 0; i < 16; i++)
-      w[i] = (uint32_t)buf[off + 4 * i] << 24 | (uint32_t)buf[off + 4 * i + 1] << 16 |
-             (uint32_t)buf[off + 4 * i + 2] << 8 | buf[off + 4 * i + 3];
-    for (int i = 16; i < 64; i++)
-      w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ w[i - 15] >> 3) + w[i - 7] +
-             (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ w[i - 2] >> 10);
-    memcpy(s, h, sizeof s);
-    for (int i = 0; i < 64; i++) {
-      const uint32_t t1 = s[7] + (ROR(s[4], 6) ^ ROR(s[4], 11) ^ ROR(s[4], 25)) +
-                          ((s[4] & s[5]) ^ (~s[4] & s[6])) + k[i] + w[i];
-      const uint32_t t2 = (ROR(s[0], 2) ^ ROR(s[0], 13) ^ ROR(s[0], 22)) +
-                          ((s[0] & s[1]) ^ (s[0] & s[2]) ^ (s[1] & s[2]));
-      memmove(s + 1, s, 7 * sizeof *s);
-      s[4] += t1;
-      s[0] = t1 + t2;
-    }
-    for (int i = 0; i < 8; i++) h[i] += s[i];
-  }
-#undef ROR
-  for (int i = 0; i < 32; i++) out[i] = (uint8_t)(h[i / 4] >> (24 - 8 * (i % 4)));
-}
-
 static int sha256_is(const void *p, size_t len, const char *hex) {
-  uint8_t d[32];
   char got[65];
-  sha256(p, len, d);
-  for (int i = 0; i < 32; i++) snprintf(got + 2 * i, 3, "%02x", d[i]);
+  sha256_hex(p, len, got);
   if (strcmp(got, hex)) fprintf(stderr, "sha256 %s\n  want %s\n", got, hex);
   return !strcmp(got, hex);
 }
@@ -126,15 +65,6 @@ static void tables(void) {
 
 /* masks.tsv: byte ranges of a q file that ggml leaves unspecified (zeros.iq4_nl's qs). */
 static char *masks;
-
-static int masked(const char *qfile, size_t k) {
-  char name[128];
-  unsigned a, b;
-  int used;
-  for (const char *p = masks; sscanf(p, "%127s %u %u%n", name, &a, &b, &used) == 3; p += used)
-    if (!strcmp(name, qfile) && k >= a && k < b) return 1;
-  return 0;
-}
 
 static void golden_codecs(void) {
   int masked_bytes = 0, masked_ranges = 0;
@@ -160,7 +90,7 @@ static void golden_codecs(void) {
       CHECK(types[t].q(x, q, n) == BQ_OK, "quantize status");
       size_t diff = 0, first = nq;
       for (size_t k = 0; k < nq; k++) {
-        if (masked(qrel, k)) {
+        if (masked(masks, qrel, k)) {
           masked_ranges++;
           masked_bytes += q[k] != want_q[k];
           continue;
@@ -184,8 +114,9 @@ static void golden_codecs(void) {
       float want = 0, acc[LANES] = {0}, acc1[LANES] = {0};
       const float *wdq = (const float *)want_dq;
       for (size_t k = 0; k < n; k++) want += wdq[k] * v[k];
-      CHECK(types[t].dot_f32(want_q, v, n, acc) == BQ_OK, "dot f32 status");
-      for (size_t b = 0; b < n / bs; b++) types[t].dot_f32(want_q + b * ts, v + b * bs, bs, acc1);
+      CHECK(dot_pieces(types[t].dot_f32, want_q, ts, (const uint8_t *)v, 4 * bs, bs, n, acc,
+                       acc1) == BQ_OK,
+            "dot f32 status");
       CHECK(bits(acc_sum(acc)) == bits(want) && bits(acc_sum(acc1)) == bits(want),
             "%s.%s dot f32: %a / %a want %a", inputs[i], types[t].name, acc_sum(acc), acc_sum(acc1),
             want);
@@ -215,8 +146,7 @@ static void golden_dots(void) {
       const size_t bs = types[t].bs, ts = types[t].size, ts2 = types[t].size2;
       CHECK(n % bs == 0 && n / bs * ts <= lx && n / bs * ts2 <= ly, "%s", line);
       float acc[LANES] = {0}, acc1[LANES] = {0};
-      CHECK(types[t].dot(xa, ya, n, acc) == BQ_OK, "dot status");
-      for (unsigned b = 0; b < n / bs; b++) types[t].dot(xa + b * ts, ya + b * ts2, bs, acc1);
+      CHECK(dot_pieces(types[t].dot, xa, ts, ya, ts2, bs, n, acc, acc1) == BQ_OK, "dot status");
       for (int l = 1; l < LANES; l++) CHECK(acc[l] == 0 && acc1[l] == 0, "lanes 1.. unused");
       const uint32_t got = bits(acc_sum(acc)), got1 = bits(acc_sum(acc1));
       CHECK(got == want, "%s %s n=%u: got %08x want %08x", pair, xf, n, got, want);
@@ -460,9 +390,9 @@ static void edge_golden(void) {
       const uint8_t *ya = ts2 == 34 ? y0 : y8;
       CHECK(start + nb <= lx / ts && start + nb <= (ts2 == 34 ? n0 : n8) / ts2, "%s", line);
       float acc[LANES] = {0}, acc1[LANES] = {0};
-      CHECK(types[t].dot(xa + start * ts, ya + start * ts2, nb * bs, acc) == BQ_OK, "dot");
-      for (unsigned b = start; b < start + nb; b++)
-        types[t].dot(xa + b * ts, ya + b * ts2, bs, acc1);
+      CHECK(dot_pieces(types[t].dot, xa + start * ts, ts, ya + start * ts2, ts2, bs, nb * bs, acc,
+                       acc1) == BQ_OK,
+            "dot");
       /* A NaN result is any NaN: when a NaN scale (d from a NaN input, +NaN) meets an Inf * 0 term
        * (x86's default NaN, -NaN), which one the sum keeps depends on the order of the operands
        * of an addition, which C leaves to the compiler (and wasm canonicalizes NaN anyway). */
@@ -503,12 +433,12 @@ static void random_blocks(void) {
       CHECK(n / bs * ts <= RB * 292 && n / bs * ts2 <= RB * 292, "random sizes");
       CHECK(types[t].dq(a, dq, n) == BQ_OK, "random dequantize");
       float acc[LANES] = {0}, acc1[LANES] = {0};
-      CHECK(types[t].dot_f32(a, v, n, acc) == BQ_OK, "random dot f32");
-      for (size_t k = 0; k < n / bs; k++) types[t].dot_f32(a + k * ts, v + k * bs, bs, acc1);
+      CHECK(dot_pieces(types[t].dot_f32, a, ts, (const uint8_t *)v, 4 * bs, bs, n, acc, acc1) ==
+                BQ_OK,
+            "random dot f32");
       CHECK(!memcmp(acc, acc1, sizeof acc), "%s random dot f32 in pieces", types[t].name);
       memset(acc, 0, sizeof acc), memset(acc1, 0, sizeof acc1);
-      CHECK(types[t].dot(a, b, n, acc) == BQ_OK, "random dot");
-      for (size_t k = 0; k < n / bs; k++) types[t].dot(a + k * ts, b + k * ts2, bs, acc1);
+      CHECK(dot_pieces(types[t].dot, a, ts, b, ts2, bs, n, acc, acc1) == BQ_OK, "random dot");
       CHECK(!memcmp(acc, acc1, sizeof acc), "%s random dot in pieces", types[t].name);
       /* The f32 dot of a block against a one-hot vector is the decoded value (x * 1 + 0 * the
        * others, in order), where the block decodes to finite values. */

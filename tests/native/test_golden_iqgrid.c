@@ -19,9 +19,6 @@ typedef float (*sum_fn)(const float *);
 
 enum { IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M };
 
-/* The left-to-right sum of the 16 lanes: the result of the pairs without a sum function. */
-static float lane_sum(const float *acc);
-
 static const struct {
   const char *name;
   size_t size;
@@ -38,77 +35,16 @@ static const struct {
     [IQ3_XXS] = {"iq3_xxs", 98, bq_iq3_xxs_dequantize__ref, bq_iq3_xxs_dot_q8_K__ref,
                  bq_iq3_xxs_dot_f32__ref, bq_iq3_xxs_dot_q8_K_sum__ref},
     [IQ3_S] = {"iq3_s", 110, bq_iq3_s_dequantize__ref, bq_iq3_s_dot_q8_K__ref,
-               bq_iq3_s_dot_f32__ref, lane_sum},
+               bq_iq3_s_dot_f32__ref, acc_sum},
     [IQ1_S] = {"iq1_s", 50, bq_iq1_s_dequantize__ref, bq_iq1_s_dot_q8_K__ref, bq_iq1_s_dot_f32__ref,
-               lane_sum},
+               acc_sum},
     [IQ1_M] = {"iq1_m", 56, bq_iq1_m_dequantize__ref, bq_iq1_m_dot_q8_K__ref, bq_iq1_m_dot_f32__ref,
-               lane_sum},
+               acc_sum},
 };
 enum { NTYPES = sizeof types / sizeof *types, LANES = 16, Q8K = 292 };
 
 static const char *inputs[] = {"gaussian", "gaussian_b",   "zeros",      "ramp",
                                "cauchy",   "block_scales", "small_ints", "outlier"};
-
-static float lane_sum(const float *acc) {
-  float s = acc[0];
-  for (int l = 1; l < LANES; l++) s += acc[l];
-  return s;
-}
-
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
-/* ---- SHA-256 (FIPS 180-4), for the table checksums ---- */
-
-static uint32_t ror(uint32_t x, int r) { return x >> r | x << (32 - r); }
-
-static void sha256(const uint8_t *msg, size_t len, char hex[65]) {
-  static const uint32_t k[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-      0xc67178f2};
-  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  const size_t total = (len + 9 + 63) / 64 * 64;
-  uint8_t *m = calloc(total, 1);
-  memcpy(m, msg, len);
-  m[len] = 0x80;
-  for (int i = 0; i < 8; i++) m[total - 1 - i] = (uint8_t)((uint64_t)len * 8 >> 8 * i);
-  for (size_t off = 0; off < total; off += 64) {
-    uint32_t w[64], v[8];
-    for (int i = 0; i < 16; i++)
-      w[i] = (uint32_t)m[off + 4 * i] << 24 | (uint32_t)m[off + 4 * i + 1] << 16 |
-             (uint32_t)m[off + 4 * i + 2] << 8 | m[off + 4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-      const uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ w[i - 15] >> 3;
-      const uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ w[i - 2] >> 10;
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    memcpy(v, h, sizeof v);
-    for (int i = 0; i < 64; i++) {
-      const uint32_t t1 = v[7] + (ror(v[4], 6) ^ ror(v[4], 11) ^ ror(v[4], 25)) +
-                          ((v[4] & v[5]) ^ (~v[4] & v[6])) + k[i] + w[i];
-      const uint32_t t2 = (ror(v[0], 2) ^ ror(v[0], 13) ^ ror(v[0], 22)) +
-                          ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
-      memmove(v + 1, v, 7 * sizeof *v);
-      v[4] += t1;
-      v[0] = t1 + t2;
-    }
-    for (int i = 0; i < 8; i++) h[i] += v[i];
-  }
-  free(m);
-  for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", h[i]);
-}
 
 /* A table's bytes as ggml's little-endian array holds them, whatever this host's byte order. */
 static void table_hash(const void *t, size_t count, size_t width, char hex[65]) {
@@ -119,14 +55,14 @@ static void table_hash(const void *t, size_t count, size_t width, char hex[65]) 
                               : ((const uint8_t *)t)[i];
     for (size_t j = 0; j < width; j++) b[i * width + j] = (uint8_t)(v >> 8 * j);
   }
-  sha256(b, count * width, hex);
+  sha256_hex(b, count * width, hex);
   free(b);
 }
 
 /* The SHA-256 values IQUANTS.md gives for ggml's tables at d99724f. */
 static void table_checksums(void) {
   char hex[65];
-  sha256((const uint8_t *)"abc", 3, hex);
+  sha256_hex((const uint8_t *)"abc", 3, hex);
   CHECK(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
         "sha256 self-test: %s", hex);
   static const struct {
@@ -288,15 +224,15 @@ static void golden_codecs(void) {
       float *v = malloc(nx), sum = 0, acc[LANES] = {0}, acc1[LANES] = {0}, acc3[LANES] = {0};
       for (size_t k = 0; k < n; k++) v[k] = x[(k * 7) % n];
       for (size_t k = 0; k < n; k++) sum += want[k] * v[k];
-      CHECK(types[t].dot_f32(q, v, n, acc) == BQ_OK, "dot f32 status");
-      for (size_t b = 0; b < n / QK_K; b++)
-        types[t].dot_f32(q + b * types[t].size, v + b * QK_K, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_f32, q, types[t].size, (const uint8_t *)v, 4 * QK_K, QK_K, n,
+                       acc, acc1) == BQ_OK,
+            "dot f32 status");
       types[t].dot_f32(q, v, 3 * QK_K, acc3);
       types[t].dot_f32(q + 3 * types[t].size, v + 3 * QK_K, n - 3 * QK_K, acc3);
-      CHECK(bits(lane_sum(acc)) == bits(sum) && !memcmp(acc, acc1, sizeof acc) &&
+      CHECK(bits(acc_sum(acc)) == bits(sum) && !memcmp(acc, acc1, sizeof acc) &&
                 !memcmp(acc, acc3, sizeof acc),
-            "%s.%s dot f32: %a / %a / %a want %a", inputs[i], types[t].name, lane_sum(acc),
-            lane_sum(acc1), lane_sum(acc3), sum);
+            "%s.%s dot f32: %a / %a / %a want %a", inputs[i], types[t].name, acc_sum(acc),
+            acc_sum(acc1), acc_sum(acc3), sum);
       free(v), free(q), free(dq), free(want);
     }
     free(x);
@@ -322,8 +258,8 @@ static void golden_dots(void) {
       const size_t ts = types[t].size, nb = n / QK_K;
       CHECK(n % QK_K == 0 && nb * ts <= lx && nb * Q8K <= ly, "%s", line);
       float acc[LANES] = {0}, acc1[LANES] = {0}, acc2[LANES] = {0};
-      CHECK(types[t].dot_q8_K(xa, ya, n, acc) == BQ_OK, "dot status");
-      for (size_t b = 0; b < nb; b++) types[t].dot_q8_K(xa + b * ts, ya + b * Q8K, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_q8_K, xa, ts, ya, Q8K, QK_K, n, acc, acc1) == BQ_OK,
+            "dot status");
       types[t].dot_q8_K(xa, ya, QK_K, acc2);
       types[t].dot_q8_K(xa + ts, ya + Q8K, n - QK_K, acc2);
       for (int l = 1; l < LANES; l++) CHECK(acc[l] == 0, "lanes 1.. unused");
@@ -483,12 +419,13 @@ static void random_blocks(void) {
       const size_t ts = types[t].size;
       CHECK(types[t].dq(a, dq, RB * QK_K) == BQ_OK, "random dequantize");
       float acc[LANES] = {0}, acc1[LANES] = {0};
-      CHECK(types[t].dot_f32(a, v, RB * QK_K, acc) == BQ_OK, "random dot f32");
-      for (int k = 0; k < RB; k++) types[t].dot_f32(a + k * ts, v + k * QK_K, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_f32, a, ts, (const uint8_t *)v, 4 * QK_K, QK_K, RB * QK_K, acc,
+                       acc1) == BQ_OK,
+            "random dot f32");
       CHECK(!memcmp(acc, acc1, sizeof acc), "%s random dot f32 in pieces", types[t].name);
       memset(acc, 0, sizeof acc), memset(acc1, 0, sizeof acc1);
-      CHECK(types[t].dot_q8_K(a, b, RB * QK_K, acc) == BQ_OK, "random dot q8_K");
-      for (int k = 0; k < RB; k++) types[t].dot_q8_K(a + k * ts, b + k * Q8K, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_q8_K, a, ts, b, Q8K, QK_K, RB * QK_K, acc, acc1) == BQ_OK,
+            "random dot q8_K");
       CHECK(!memcmp(acc, acc1, sizeof acc), "%s random dot q8_K in pieces", types[t].name);
       for (int k = 0; k < RB; k++) {
         uint8_t *x = a + k * ts;

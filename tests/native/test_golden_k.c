@@ -38,31 +38,8 @@ enum { NTYPES = sizeof types / sizeof *types, LANES = 16 };
 static const char *inputs[] = {"gaussian", "gaussian_b",   "zeros",      "ramp",
                                "cauchy",   "block_scales", "small_ints", "outlier"};
 
-/* The dot state's result: a left-to-right sum of all 16 lanes (what bq_acc_sum__ref does once the
- * state has 16 lanes). */
-static float acc_sum(const float *acc) {
-  float s = acc[0];
-  for (int l = 1; l < LANES; l++) s += acc[l];
-  return s;
-}
-
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
 /* masks.tsv: byte ranges of a q file that ggml leaves unwritten (zeros.q8_K's bsums). */
 static char *masks;
-
-static int masked(const char *qfile, size_t k) {
-  char name[128];
-  unsigned a, b;
-  int used;
-  for (const char *p = masks; sscanf(p, "%127s %u %u%n", name, &a, &b, &used) == 3; p += used)
-    if (!strcmp(name, qfile) && k >= a && k < b) return 1;
-  return 0;
-}
 
 static void golden_codecs(void) {
   int masked_bytes = 0;
@@ -86,7 +63,7 @@ static void golden_codecs(void) {
       size_t diff = 0, first = nq;
       for (size_t k = 0; k < nq; k++) {
         if (q[k] == want_q[k]) continue;
-        if (masked(qrel, k)) {
+        if (masked(masks, qrel, k)) {
           masked_bytes++;
           continue;
         }
@@ -107,9 +84,9 @@ static void golden_codecs(void) {
       for (size_t k = 0; k < n; k++) want += wdq[k] * x[(k * 7) % n];
       float *v = malloc(nx);
       for (size_t k = 0; k < n; k++) v[k] = x[(k * 7) % n];
-      CHECK(types[t].dot_f32(want_q, v, n, acc) == BQ_OK, "dot f32 status");
-      for (size_t b = 0; b < n / QK_K; b++)
-        types[t].dot_f32(want_q + b * types[t].size, v + b * QK_K, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_f32, want_q, types[t].size, (const uint8_t *)v, 4 * QK_K, QK_K,
+                       n, acc, acc1) == BQ_OK,
+            "dot f32 status");
       CHECK(bits(acc_sum(acc)) == bits(want) && bits(acc_sum(acc1)) == bits(want),
             "%s.%s dot f32: %a / %a want %a", inputs[i], types[t].name, acc_sum(acc), acc_sum(acc1),
             want);
@@ -136,9 +113,8 @@ static void golden_dots(void) {
       if (!types[t].dot_q8_K || strcmp(name, pair)) continue;
       CHECK(n % QK_K == 0 && n / QK_K * types[t].size <= lx && n / QK_K * 292 <= ly, "%s", line);
       float acc[LANES] = {0}, acc1[LANES] = {0};
-      CHECK(types[t].dot_q8_K(xa, ya, n, acc) == BQ_OK, "dot status");
-      for (unsigned b = 0; b < n / QK_K; b++)
-        types[t].dot_q8_K(xa + b * types[t].size, ya + b * 292, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_q8_K, xa, types[t].size, ya, 292, QK_K, n, acc, acc1) == BQ_OK,
+            "dot status");
       for (int l = 9; l < LANES; l++) CHECK(acc[l] == 0 && acc1[l] == 0, "lanes 9.. unused");
       const uint32_t got = bits(acc_sum(acc)), got1 = bits(acc_sum(acc1));
       CHECK(got == want, "%s %s n=%u: got %08x want %08x", pair, xf, n, got, want);
@@ -291,9 +267,9 @@ static void edge_golden(void) {
       const size_t ts = types[t].size;
       CHECK(start + nb <= lx / ts && start + nb <= n8 / 292, "%s", line);
       float acc[LANES] = {0}, acc1[LANES] = {0};
-      CHECK(types[t].dot_q8_K(xa + start * ts, y8 + start * 292, nb * QK_K, acc) == BQ_OK, "dot");
-      for (unsigned b = start; b < start + nb; b++)
-        types[t].dot_q8_K(xa + b * ts, y8 + b * 292, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_q8_K, xa + start * ts, ts, y8 + start * 292, 292, QK_K,
+                       nb * QK_K, acc, acc1) == BQ_OK,
+            "dot");
       const uint32_t got = bits(acc_sum(acc)), got1 = bits(acc_sum(acc1));
       CHECK(got == want && got1 == want, "edge %s blocks %u+%u: got %08x / %08x want %08x", pair,
             start, nb, got, got1, want);
@@ -325,13 +301,14 @@ static void random_blocks(void) {
       const size_t ts = types[t].size;
       CHECK(types[t].dq(a, dq, RB * QK_K) == BQ_OK, "random dequantize");
       float acc[LANES] = {0}, acc1[LANES] = {0};
-      CHECK(types[t].dot_f32(a, v, RB * QK_K, acc) == BQ_OK, "random dot f32");
-      for (int k = 0; k < RB; k++) types[t].dot_f32(a + k * ts, v + k * QK_K, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_f32, a, ts, (const uint8_t *)v, 4 * QK_K, QK_K, RB * QK_K, acc,
+                       acc1) == BQ_OK,
+            "random dot f32");
       CHECK(!memcmp(acc, acc1, sizeof acc), "%s random dot f32 in pieces", types[t].name);
       if (!types[t].dot_q8_K) continue;
       memset(acc, 0, sizeof acc), memset(acc1, 0, sizeof acc1);
-      CHECK(types[t].dot_q8_K(a, b, RB * QK_K, acc) == BQ_OK, "random dot q8_K");
-      for (int k = 0; k < RB; k++) types[t].dot_q8_K(a + k * ts, b + k * 292, QK_K, acc1);
+      CHECK(dot_pieces(types[t].dot_q8_K, a, ts, b, 292, QK_K, RB * QK_K, acc, acc1) == BQ_OK,
+            "random dot q8_K");
       CHECK(!memcmp(acc, acc1, sizeof acc), "%s random dot q8_K in pieces", types[t].name);
     }
   }

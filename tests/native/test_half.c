@@ -10,12 +10,6 @@
 #include "../../src/bq.h"
 #include "check.h"
 
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
 static float from_bits(uint32_t u) {
   float f;
   memcpy(&f, &u, 4);
