@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
+import { EDGE_HALVES, assertClose, gaussian, half, randomBytes, simdKernels } from './lib/simd-kernels.js';
 
 const bq = await codec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
@@ -40,42 +41,16 @@ const SIMD_KERNELS = {
   iq3_xxs: ['dequantize'],
   iq3_s: ['dequantize'],
 };
-const has = (name) => typeof X[name] === 'function';
+const harness = simdKernels(X, raw);
+const { presenceTest, kernelTest, quantizeRef, dequantizeWith } = harness;
 
 console.log(`iquants-simd: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
 
-test(`the ${BACKEND} build has ${BACKEND === 'simd128' ? 'every' : 'none'} of the IQ4/MXFP4/grid SIMD128 kernels`, () => {
-  for (const [f, ops] of Object.entries(SIMD_KERNELS)) {
-    for (const op of ops) {
-      const name = `bq_${f}_${op}__simd128`;
-      if (BACKEND === 'simd128') assert.ok(has(name), `${name} is missing from the SIMD build`);
-      else assert.ok(!has(name), `${name} in the scalar build`);
-    }
-  }
-});
+presenceTest(
+  `the ${BACKEND} build has ${BACKEND === 'simd128' ? 'every' : 'none'} of the IQ4/MXFP4/grid SIMD128 kernels`,
+  SIMD_KERNELS,
+);
 
-/** Registers fn as a test of SIMD kernels on the SIMD build only (the first test covers the
- * scalar build); a name the build does not export fails it. */
-function kernelTest(title, names, fn) {
-  if (BACKEND !== 'simd128') return;
-  test(title, () => {
-    const missing = names.filter((n) => !has(n));
-    assert.deepEqual(missing, [], `not exported: ${missing.join(', ')}`);
-    return fn();
-  });
-}
-
-/** Random bytes: every bit pattern, NaN/Inf/subnormal scales included. */
-function randomBytes(n, r) {
-  const b = new Uint8Array(n);
-  for (let i = 0; i < b.length; i++) b[i] = (r.next() * 256) | 0;
-  return b;
-}
-
-// fp16 scales: zeros, Inf, NaNs, subnormals, the extreme normals, one.
-const EDGE_HALVES = [
-  0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe5a, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00,
-];
 // E8M0 bytes: the subnormal scales (0, 1, 2), the decoders' switch to their fast path (25, 26),
 // one (128), the largest (254, 255).
 const EDGE_E8M0 = [0, 1, 2, 3, 25, 26, 127, 128, 129, 200, 254, 255];
@@ -108,18 +83,10 @@ function finiteBlocks(t, nb, r) {
   return b;
 }
 
-function gaussian(n, r) {
-  return new Float32Array(n).map(() => r.normal() * (r.next() < 0.05 ? 30 : 1));
-}
-
 /** Blocks made by the type's reference quantizer from gaussian values (heavy tails). */
 function quantized(t, nb, r) {
   const { bytes, blk } = FMT[t];
-  raw.reset();
-  const xp = raw.put(gaussian(nb * blk, r)),
-    yp = raw.alloc(nb * bytes);
-  assert.equal(X[`bq_${t}_quantize__ref`](xp, yp, nb * blk), 0);
-  return raw.bytes(yp, nb * bytes);
+  return quantizeRef(t, gaussian(nb * blk, r), blk, bytes);
 }
 
 /** @returns {[string, Uint8Array][]} */
@@ -133,57 +100,19 @@ function blockSets(t, nb, r) {
   return sets;
 }
 
-function dequantizeWith(name, t, a) {
-  raw.reset();
-  const n = (a.length / FMT[t].bytes) * FMT[t].blk,
-    ap = raw.put(a),
-    yp = raw.alloc(4 * n);
-  new Uint8Array(raw.mem.buffer, yp, 4 * n).fill(0xee);
-  assert.equal(X[name](ap, yp, n), 0);
-  return raw.floats(yp, n);
-}
-
 /** Activations of x in type act by its reference quantizer. */
 function activations(act, x) {
-  const bytes = act === 'q8_K' ? 292 : 34,
-    blk = act === 'q8_K' ? 256 : 32;
-  raw.reset();
-  const xp = raw.put(x),
-    yp = raw.alloc((x.length / blk) * bytes);
-  assert.equal(X[`bq_${act}_quantize__ref`](xp, yp, x.length), 0);
-  return raw.bytes(yp, (x.length / blk) * bytes);
+  return act === 'q8_K' ? quantizeRef(act, x, 256, 292) : quantizeRef(act, x, 32, 34);
 }
 
 /** The dot state after feeding a and b to kernel name, whole or (pieces) cut at random multiples
- * of the dot step; xs, ys: bytes of a and b per block of the weight type. */
+ * of the dot step; ys: bytes of b per block of the weight type. */
 function dotState(name, t, a, b, ys, r, pieces) {
   const { bytes: xs, blk, step } = FMT[t];
-  raw.reset();
-  const nb = a.length / xs,
-    per = /** @type {number} */ (step) / blk;
-  const ap = raw.put(a),
-    bp = raw.put(b),
-    acc = raw.zeroAcc();
-  for (let i = 0; i < nb;) {
-    const k = pieces ? Math.min(nb - i, per * (1 + ((r.next() * 3) | 0))) : nb;
-    assert.equal(X[name](ap + i * xs, bp + i * ys, k * blk, acc), 0);
-    i += k;
-  }
-  return {
-    sum: name.endsWith('__ref')
-      ? X[`bq_${t}_dot_${name.includes('_f32') ? 'f32' : FMT[t].act}_sum__ref`](acc)
-      : X.bq_acc_sum__simd128(acc),
-    state: raw.floats(acc, X.bq_acc_lanes()),
-  };
-}
-
-function half(h) {
-  const s = h & 0x8000 ? -1 : 1,
-    e = (h >> 10) & 31,
-    m = h & 1023;
-  if (e === 0) return s * m * 2 ** -24;
-  if (e === 31) return m ? NaN : s * Infinity;
-  return s * (1 + m / 1024) * 2 ** (e - 15);
+  const sum = name.endsWith('__ref')
+    ? X[`bq_${t}_dot_${name.includes('_f32') ? 'f32' : FMT[t].act}_sum__ref`]
+    : X.bq_acc_sum__simd128;
+  return harness.dotState(name, a, b, { xs, ys, blk, per: /** @type {number} */ (step) / blk, sum }, r, pieces);
 }
 
 /** Sum of |terms| of the reference dot with the activations b, in doubles: per block (IQ4_NL,
@@ -242,19 +171,6 @@ function tameScales(t, a) {
   return a;
 }
 
-/** |got - want| <= 1e-5 * bound when the bound is finite; otherwise both non-finite. */
-function assertClose(got, want, bound, what) {
-  if (Number.isFinite(bound)) {
-    assert.ok(Number.isFinite(want), `${what}: reference ${want} with finite terms`);
-    assert.ok(Math.abs(got - want) <= 1e-5 * bound, `${what}: ${got} vs reference ${want} (sum |terms| ${bound})`);
-  } else {
-    assert.ok(
-      !Number.isFinite(got) && !Number.isFinite(want),
-      `${what}: ${got} vs reference ${want}, non-finite terms`,
-    );
-  }
-}
-
 for (const t of Object.keys(FMT)) {
   const { bytes: xs, blk, act, actBytes } = FMT[t];
   const ys = /** @type {number} */ (actBytes);
@@ -266,8 +182,8 @@ for (const t of Object.keys(FMT)) {
       const r = rng(SEED ^ 0x1401);
       for (const nb of COUNTS) {
         for (const [kind, a] of blockSets(t, nb, r)) {
-          const want = dequantizeWith(`bq_${t}_dequantize__ref`, t, a);
-          const got = dequantizeWith(`bq_${t}_dequantize__simd128`, t, a);
+          const want = dequantizeWith(`bq_${t}_dequantize__ref`, a, (a.length / xs) * blk);
+          const got = dequantizeWith(`bq_${t}_dequantize__simd128`, a, (a.length / xs) * blk);
           const d = firstDiff(got, want);
           assert.equal(
             d,
@@ -285,8 +201,8 @@ for (const t of Object.keys(FMT)) {
         else dv.setUint16(i * xs, i, true);
       }
       const d = firstDiff(
-        dequantizeWith(`bq_${t}_dequantize__simd128`, t, a),
-        dequantizeWith(`bq_${t}_dequantize__ref`, t, a),
+        dequantizeWith(`bq_${t}_dequantize__simd128`, a, (a.length / xs) * blk),
+        dequantizeWith(`bq_${t}_dequantize__ref`, a, (a.length / xs) * blk),
       );
       assert.equal(d, -1, `${t} every scale: element ${d} (block ${Math.floor(d / blk)}) differs`);
       raw.reset();
@@ -338,7 +254,7 @@ for (const t of Object.keys(FMT)) {
         for (const [kind, blocks] of blockSets(t, nb, r)) {
           const a = tameScales(t, blocks);
           const x = gaussian(nb * blk, r);
-          const w = dequantizeWith(`bq_${t}_dequantize__ref`, t, a);
+          const w = dequantizeWith(`bq_${t}_dequantize__ref`, a, (a.length / xs) * blk);
           let bound = 0;
           for (let i = 0; i < w.length; i++) bound += Math.abs(w[i] * x[i]);
           const want = dotState(`bq_${t}_dot_f32__ref`, t, a, x, 4 * blk, r, false).sum;

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
+import { EDGE_HALVES, gaussian, randomBytes, simdKernels } from './lib/simd-kernels.js';
 import * as ok from './lib/oracle-k.js';
 
 const bq = await codec();
@@ -25,49 +26,15 @@ const Q8K = 292; // float d, 256 codes, 16 bsums
 const QK = 256;
 const COUNTS = [1, 2, 3, 7, 8, 9, 64, 65]; // 65: longer than the matvec prepares (64)
 const OPS = ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K'];
-const has = (name) => typeof X[name] === 'function';
+const { presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState } = simdKernels(X, raw);
 
 console.log(`kquants-simd-236: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
 
-test(`the ${BACKEND} build has every Q2_K/Q3_K/Q6_K SIMD kernel once the format's reference is exported`, (t) => {
-  let checked = 0;
-  for (const f of TYPES) {
-    if (!has(`bq_${f}_dequantize__ref`)) continue;
-    checked++;
-    for (const op of OPS) {
-      const name = `bq_${f}_${op}__simd128`;
-      if (BACKEND === 'simd128') assert.ok(has(name), `${name} is missing from the SIMD build`);
-      else assert.ok(!has(name), `${name} in the scalar build`);
-    }
-  }
-  assert.ok(checked > 0, 'the build exports no reference for these formats (kernels.inc must list them)');
-});
-
-/**
- * Registers fn as a test of SIMD kernels: on the SIMD build every name must be exported (a missing
- * one fails); the scalar build has none, which the first test checks, so nothing is registered.
- */
-function kernelTest(title, names, fn) {
-  if (BACKEND !== 'simd128') return;
-  test(title, (t) => {
-    const missing = names.filter((n) => !has(n));
-    assert.deepEqual(missing, [], `not exported: ${missing.join(', ')}`);
-    return fn(t);
-  });
-}
-
-/** Random bytes of nb blocks of bs bytes: every bit pattern, NaN/Inf/subnormal scales included. */
-function randomBytes(nb, bs, r) {
-  const b = new Uint8Array(nb * bs);
-  for (let i = 0; i < b.length; i++) b[i] = (r.next() * 256) | 0;
-  return b;
-}
-
-// d and dmin values: zeros, Inf, NaN (quiet, signalling, with payloads), subnormals, the largest
-// and smallest normals, one.
-const EDGE_HALVES = [
-  0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe5a, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00,
-];
+presenceTest(
+  `the ${BACKEND} build has every Q2_K/Q3_K/Q6_K SIMD kernel once the format's reference is exported`,
+  Object.fromEntries(TYPES.map((f) => [f, OPS])),
+  true,
+);
 
 /** Sets d (and dmin) of block i. */
 function setScales(t, dv, i, d, dmin) {
@@ -80,7 +47,7 @@ function setScales(t, dv, i, d, dmin) {
  * bits (codes and scales at their maxima: Q6_K scale -1, Q3_K scale 31, Q2_K scale and min 15). */
 function edgeBlocks(t, nb, r) {
   const { bytes, d } = FMT[t];
-  const b = randomBytes(nb, bytes, r);
+  const b = randomBytes(nb * bytes, r);
   const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++) {
     if (i % 3 === 1) b.fill(0, i * bytes, i * bytes + d);
@@ -92,7 +59,7 @@ function edgeBlocks(t, nb, r) {
 
 /** Blocks with finite, normal d and dmin, codes and scales random. */
 function finiteBlocks(t, nb, r) {
-  const b = randomBytes(nb, FMT[t].bytes, r);
+  const b = randomBytes(nb * FMT[t].bytes, r);
   const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++)
     setScales(t, dv, i, 0x1c00 + ((r.next() * 0x1000) | 0), 0x1800 + ((r.next() * 0x1000) | 0));
@@ -100,56 +67,22 @@ function finiteBlocks(t, nb, r) {
 }
 
 const KINDS = {
-  'random bytes': (t, nb, r) => randomBytes(nb, FMT[t].bytes, r),
+  'random bytes': (t, nb, r) => randomBytes(nb * FMT[t].bytes, r),
   'edge blocks': edgeBlocks,
   'finite scales': finiteBlocks,
 };
 /** @returns {[string, Uint8Array][]} */
 const blockSets = (t, nb, r) => Object.entries(KINDS).map(([kind, make]) => [kind, make(t, nb, r)]);
 
-function gaussian(n, r) {
-  return new Float32Array(n).map(() => r.normal() * (r.next() < 0.05 ? 30 : 1));
-}
-
 /** Q8_K activations of x by the reference quantizer; with scramble, bsums replaced by random
  * values (Q3_K and Q6_K must not read them; Q2_K reads them as ggml does). */
 function q8K(x, r, scramble) {
-  raw.reset();
-  const xp = raw.put(x),
-    yp = raw.alloc((x.length / QK) * Q8K);
-  assert.equal(X.bq_q8_K_quantize__ref(xp, yp, x.length), 0);
-  const b = raw.bytes(yp, (x.length / QK) * Q8K);
-  if (scramble) for (let i = 0; i < b.length / Q8K; i++) b.set(randomBytes(1, 32, r), i * Q8K + 260);
+  const b = quantizeRef('q8_K', x, QK, Q8K);
+  if (scramble) for (let i = 0; i < b.length / Q8K; i++) b.set(randomBytes(32, r), i * Q8K + 260);
   return b;
 }
 
-function dequantizeRef(t, a) {
-  raw.reset();
-  const n = (a.length / FMT[t].bytes) * QK,
-    ap = raw.put(a),
-    yp = raw.alloc(4 * n);
-  assert.equal(X[`bq_${t}_dequantize__ref`](ap, yp, n), 0);
-  return raw.floats(yp, n);
-}
-
-/** The dot state after feeding a and b to kernel name, whole or (pieces) cut at random
- * super-block boundaries; ySize: bytes of y per super-block. */
-function dotState(name, a, b, xs, ySize, r, pieces) {
-  raw.reset();
-  const nb = a.length / xs;
-  const ap = raw.put(a),
-    bp = raw.put(b),
-    acc = raw.zeroAcc();
-  for (let i = 0; i < nb;) {
-    const k = pieces ? Math.min(nb - i, 1 + ((r.next() * 3) | 0)) : nb;
-    assert.equal(X[name](ap + i * xs, bp + i * ySize, k * QK, acc), 0);
-    i += k;
-  }
-  return {
-    sum: name.endsWith('__ref') ? X.bq_acc_sum__ref(acc) : X.bq_acc_sum__simd128(acc),
-    state: raw.floats(acc, X.bq_acc_lanes()),
-  };
-}
+const dequantizeRef = (t, a) => dequantizeWith(`bq_${t}_dequantize__ref`, a, (a.length / FMT[t].bytes) * QK);
 
 const FLT_MAX = 3.4028234663852886e38;
 
@@ -192,7 +125,7 @@ for (const t of TYPES) {
       };
       for (const nb of COUNTS) for (const [kind, a] of blockSets(t, nb, r)) check(a, `${kind}, ${nb} super-blocks`);
       // Every d (and dmin) bit pattern once.
-      const a = randomBytes(65536, xs, r),
+      const a = randomBytes(65536 * xs, r),
         dv = new DataView(a.buffer);
       for (let i = 0; i < 65536; i++) setScales(t, dv, i, i, (i * 7919) & 0xffff);
       check(a, 'every half as d and dmin');
@@ -216,9 +149,9 @@ for (const t of TYPES) {
         for (const [kind, a] of blockSets(t, nb, r)) {
           for (const scramble of [false, true]) {
             const b = q8K(gaussian(nb * QK, r), r, scramble);
-            const want = dotState(`bq_${t}_dot_q8_K__ref`, a, b, xs, Q8K, r, false).sum;
-            const whole = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, xs, Q8K, r, false);
-            const cut = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, xs, Q8K, r, true);
+            const want = dotState(`bq_${t}_dot_q8_K__ref`, a, b, { xs, ys: Q8K, blk: QK }, r, false).sum;
+            const whole = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, { xs, ys: Q8K, blk: QK }, r, false);
+            const cut = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, { xs, ys: Q8K, blk: QK }, r, true);
             const what = `${t} ${kind}, ${nb} super-blocks${scramble ? ', random bsums' : ''} (seed ${SEED})`;
             assertClose(whole.sum, want, ok.dotQ8K(t, a, b), what);
             assert.equal(firstDiff(cut.state, whole.state), -1, `${what}: the dot in pieces differs from the whole`);
@@ -233,8 +166,8 @@ for (const t of TYPES) {
       for (let i = 0; i < 28; i++) {
         const ai = a.subarray(i * xs, (i + 1) * xs),
           bi = b.subarray(i * Q8K, (i + 1) * Q8K);
-        const want = dotState(`bq_${t}_dot_q8_K__ref`, ai, bi, xs, Q8K, r, false).sum;
-        const got = dotState(`bq_${t}_dot_q8_K__simd128`, ai, bi, xs, Q8K, r, false).sum;
+        const want = dotState(`bq_${t}_dot_q8_K__ref`, ai, bi, { xs, ys: Q8K, blk: QK }, r, false).sum;
+        const got = dotState(`bq_${t}_dot_q8_K__simd128`, ai, bi, { xs, ys: Q8K, blk: QK }, r, false).sum;
         assertClose(got, want, ok.dotQ8K(t, ai, bi), `${t} edge block ${i}, yd ${db.getFloat32(i * Q8K, true)}`);
       }
       raw.reset();
@@ -253,9 +186,9 @@ for (const t of TYPES) {
           const w = dequantizeRef(t, a);
           let bound = 0;
           for (let i = 0; i < w.length; i++) bound += Math.abs(w[i] * x[i]);
-          const want = dotState(`bq_${t}_dot_f32__ref`, a, x, xs, 4 * QK, r, false).sum;
-          const whole = dotState(`bq_${t}_dot_f32__simd128`, a, x, xs, 4 * QK, r, false);
-          const cut = dotState(`bq_${t}_dot_f32__simd128`, a, x, xs, 4 * QK, r, true);
+          const want = dotState(`bq_${t}_dot_f32__ref`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false).sum;
+          const whole = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false);
+          const cut = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, true);
           const what = `${t} . f32 ${kind}, ${nb} super-blocks (seed ${SEED})`;
           if (Number.isFinite(bound))
             assert.ok(
@@ -288,7 +221,7 @@ for (const t of TYPES) {
           const got = raw.floats(yp, rows);
           for (let row = 0; row < rows; row++) {
             const Wr = W.subarray(row * nb * xs, (row + 1) * nb * xs);
-            const want = dotState(`bq_${t}_dot_q8_K__simd128`, Wr, b, xs, Q8K, r, false);
+            const want = dotState(`bq_${t}_dot_q8_K__simd128`, Wr, b, { xs, ys: Q8K, blk: QK }, r, false);
             const d = firstDiff(got.subarray(row, row + 1), new Float32Array([want.sum]));
             assert.equal(
               d,

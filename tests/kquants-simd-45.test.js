@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
+import { EDGE_HALVES, assertClose, gaussian, half, randomBytes, simdKernels } from './lib/simd-kernels.js';
 
 const bq = await codec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
@@ -25,55 +26,21 @@ const SIMD_KERNELS = {
   q5_K: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K'],
   q8_K: ['quantize'],
 };
-const has = (name) => typeof X[name] === 'function';
+const { presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState } = simdKernels(X, raw);
 
 console.log(`kquants-simd-45: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
 
-test(`the ${BACKEND} build has every Q4_K/Q5_K/Q8_K SIMD kernel once the format's reference is exported`, (t) => {
-  let checked = 0;
-  for (const [f, ops] of Object.entries(SIMD_KERNELS)) {
-    if (!has(`bq_${f}_dequantize__ref`)) continue;
-    checked++;
-    for (const op of ops) {
-      const name = `bq_${f}_${op}__simd128`;
-      if (BACKEND === 'simd128') assert.ok(has(name), `${name} is missing from the SIMD build`);
-      else assert.ok(!has(name), `${name} in the scalar build`);
-    }
-  }
-  assert.ok(checked > 0, 'the build exports no reference for these formats (kernels.inc must list them)');
-});
-
-/**
- * Registers fn as a test of SIMD kernels: on the SIMD build every name must be exported (a missing
- * one fails); the scalar build has none, which the first test checks, so nothing is registered.
- */
-function kernelTest(title, names, fn) {
-  if (BACKEND !== 'simd128') return;
-  test(title, (t) => {
-    const missing = names.filter((n) => !has(n));
-    assert.deepEqual(missing, [], `not exported: ${missing.join(', ')}`);
-    return fn(t);
-  });
-}
-
-/** Random bytes of nb blocks of bs bytes: every bit pattern, NaN/Inf/subnormal scales included. */
-function randomBytes(nb, bs, r) {
-  const b = new Uint8Array(nb * bs);
-  for (let i = 0; i < b.length; i++) b[i] = (r.next() * 256) | 0;
-  return b;
-}
-
-// d and dmin values: zeros, Inf, NaN (quiet, signalling, with payloads), subnormals, the largest
-// and smallest normals, one.
-const EDGE_HALVES = [
-  0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe5a, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00,
-];
+presenceTest(
+  `the ${BACKEND} build has every Q4_K/Q5_K/Q8_K SIMD kernel once the format's reference is exported`,
+  SIMD_KERNELS,
+  true,
+);
 
 /** Edge blocks: every pair of edge d/dmin over the blocks, with codes and scales random, all 0 or
  * all ones (codes 15/31, scales and mins 63). */
 function edgeBlocks(t, nb, r) {
   const { bytes } = FMT[t];
-  const b = randomBytes(nb, bytes, r);
+  const b = randomBytes(nb * bytes, r);
   const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++) {
     const o = i * bytes;
@@ -88,7 +55,7 @@ function edgeBlocks(t, nb, r) {
 /** Blocks with finite, normal d and dmin (for dots whose bound needs finite terms). */
 function finiteBlocks(t, nb, r) {
   const { bytes } = FMT[t];
-  const b = randomBytes(nb, bytes, r);
+  const b = randomBytes(nb * bytes, r);
   const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++) {
     dv.setUint16(i * bytes, 0x1c00 + ((r.next() * 0x1000) | 0), true);
@@ -98,68 +65,24 @@ function finiteBlocks(t, nb, r) {
 }
 
 const KINDS = {
-  'random bytes': (t, nb, r) => randomBytes(nb, FMT[t].bytes, r),
+  'random bytes': (t, nb, r) => randomBytes(nb * FMT[t].bytes, r),
   'edge blocks': edgeBlocks,
   'finite scales': finiteBlocks,
 };
 /** @returns {[string, Uint8Array][]} */
 const blockSets = (t, nb, r) => Object.entries(KINDS).map(([kind, make]) => [kind, make(t, nb, r)]);
 
-function gaussian(n, r) {
-  return new Float32Array(n).map(() => r.normal() * (r.next() < 0.05 ? 30 : 1));
-}
-
 /** Q8_K activations of x by the reference quantizer. */
 function q8K(x) {
-  raw.reset();
-  const xp = raw.put(x),
-    yp = raw.alloc((x.length / QK) * Q8K);
-  assert.equal(X.bq_q8_K_quantize__ref(xp, yp, x.length), 0);
-  return raw.bytes(yp, (x.length / QK) * Q8K);
+  return quantizeRef('q8_K', x, QK, Q8K);
 }
 
-function dequantizeRef(t, a) {
-  raw.reset();
-  const n = (a.length / FMT[t].bytes) * QK,
-    ap = raw.put(a),
-    yp = raw.alloc(4 * n);
-  assert.equal(X[`bq_${t}_dequantize__ref`](ap, yp, n), 0);
-  return raw.floats(yp, n);
-}
-
-/** The dot state after feeding a and b to kernel name, whole or (pieces) cut at random
- * super-block boundaries; ySize: bytes of y per super-block. */
-function dotState(name, a, b, xs, ySize, r, pieces) {
-  raw.reset();
-  const nb = a.length / xs;
-  const ap = raw.put(a),
-    bp = raw.put(b),
-    acc = raw.zeroAcc();
-  for (let i = 0; i < nb;) {
-    const k = pieces ? Math.min(nb - i, 1 + ((r.next() * 3) | 0)) : nb;
-    assert.equal(X[name](ap + i * xs, bp + i * ySize, k * QK, acc), 0);
-    i += k;
-  }
-  const lanes = X.bq_acc_lanes();
-  return {
-    sum: name.endsWith('__ref') ? X.bq_acc_sum__ref(acc) : X.bq_acc_sum__simd128(acc),
-    state: raw.floats(acc, lanes),
-  };
-}
+const dequantizeRef = (t, a) => dequantizeWith(`bq_${t}_dequantize__ref`, a, (a.length / FMT[t].bytes) * QK);
 
 /** ggml's 6-bit scale and min of sub-block j (get_scale_min_k4). */
 function scaleMin(s, j) {
   if (j < 4) return [s[j] & 63, s[j + 4] & 63];
   return [(s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4)];
-}
-
-function half(h) {
-  const s = h & 0x8000 ? -1 : 1,
-    e = (h >> 10) & 31,
-    m = h & 1023;
-  if (e === 0) return s * m * 2 ** -24;
-  if (e === 31) return m ? NaN : s * Infinity;
-  return s * (1 + m / 1024) * 2 ** (e - 15);
 }
 
 /** Sum of |terms| of the reference dot (ggml's: (d*yd) * lane for its 8 lanes, (dmin*yd) * the
@@ -191,19 +114,6 @@ function termsAbs(t, a, b) {
   return sum;
 }
 
-/** |got - want| <= 1e-5 * bound when the bound is finite; otherwise both non-finite. */
-function assertClose(got, want, bound, what) {
-  if (Number.isFinite(bound)) {
-    assert.ok(Number.isFinite(want), `${what}: reference ${want} with finite terms`);
-    assert.ok(Math.abs(got - want) <= 1e-5 * bound, `${what}: ${got} vs reference ${want} (sum |terms| ${bound})`);
-  } else {
-    assert.ok(
-      !Number.isFinite(got) && !Number.isFinite(want),
-      `${what}: ${got} vs reference ${want}, non-finite terms`,
-    );
-  }
-}
-
 for (const t of ['q4_K', 'q5_K']) {
   const xs = FMT[t].bytes;
 
@@ -225,7 +135,7 @@ for (const t of ['q4_K', 'q5_K']) {
         }
       }
       // Every d and dmin bit pattern once.
-      const a = randomBytes(65536, xs, r),
+      const a = randomBytes(65536 * xs, r),
         dv = new DataView(a.buffer);
       for (let i = 0; i < 65536; i++) {
         dv.setUint16(i * xs, i, true);
@@ -251,9 +161,9 @@ for (const t of ['q4_K', 'q5_K']) {
       for (const nb of COUNTS) {
         for (const [kind, a] of blockSets(t, nb, r)) {
           const b = q8K(gaussian(nb * QK, r));
-          const want = dotState(`bq_${t}_dot_q8_K__ref`, a, b, xs, Q8K, r, false).sum;
-          const whole = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, xs, Q8K, r, false);
-          const cut = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, xs, Q8K, r, true);
+          const want = dotState(`bq_${t}_dot_q8_K__ref`, a, b, { xs, ys: Q8K, blk: QK }, r, false).sum;
+          const whole = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, { xs, ys: Q8K, blk: QK }, r, false);
+          const cut = dotState(`bq_${t}_dot_q8_K__simd128`, a, b, { xs, ys: Q8K, blk: QK }, r, true);
           const what = `${t} ${kind}, ${nb} super-blocks (seed ${SEED})`;
           assertClose(whole.sum, want, termsAbs(t, a, b), what);
           assert.equal(firstDiff(cut.state, whole.state), -1, `${what}: the dot in pieces differs from the whole`);
@@ -276,9 +186,9 @@ for (const t of ['q4_K', 'q5_K']) {
           const w = dequantizeRef(t, a);
           let bound = 0;
           for (let i = 0; i < w.length; i++) bound += Math.abs(w[i] * x[i]);
-          const want = dotState(`bq_${t}_dot_f32__ref`, a, x, xs, 4 * QK, r, false).sum;
-          const whole = dotState(`bq_${t}_dot_f32__simd128`, a, x, xs, 4 * QK, r, false);
-          const cut = dotState(`bq_${t}_dot_f32__simd128`, a, x, xs, 4 * QK, r, true);
+          const want = dotState(`bq_${t}_dot_f32__ref`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false).sum;
+          const whole = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false);
+          const cut = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, true);
           const what = `${t} . f32 ${kind}, ${nb} super-blocks (seed ${SEED})`;
           if (Number.isFinite(bound)) assertClose(whole.sum, want, bound, what);
           else assert.equal(Number.isFinite(whole.sum), Number.isFinite(want), `${what}: ${whole.sum} vs ${want}`);
@@ -311,8 +221,7 @@ for (const t of ['q4_K', 'q5_K']) {
               `bq_${t}_dot_q8_K__simd128`,
               W.subarray(row * nb * xs, (row + 1) * nb * xs),
               b,
-              xs,
-              Q8K,
+              { xs, ys: Q8K, blk: QK },
               r,
               false,
             );
