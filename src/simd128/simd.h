@@ -134,12 +134,16 @@ static inline float bq_h2f_scaled(uint16_t h, float scale) {
  * ggml's fp16 scales are often subnormal (a Q6_K, Q4_K or IQ4_XS d below 2^-14, for weights of
  * magnitude 10^-2), where bq_h2f_scaled's float is 2^-112 times the half. A normal half is rebiased
  * in integer code; a subnormal one is its mantissa, converted exactly, times 2^-24 (a normal float
- * or zero); exponent 31 goes out of line. */
+ * or zero); exponent 31 is Inf or a NaN with its payload, quietened. All three are formed and one
+ * is selected: no branch, and no call (a call in a kernel's loop makes V8 keep the loop's vector
+ * constants on the stack). */
 static inline float bq_h2f_fast(uint16_t h) {
-  if (__builtin_expect((h & 0x7C00) == 0x7C00, 0)) return bq_h2f(h);
-  const uint32_t nrm = ((uint32_t)(h & 0x7FFF) << 13) + (112u << 23);
-  const uint32_t sub = bq_bits((float)(h & 0x3FF) * 0x1p-24f);
-  return bq_float(((h & 0x7C00) ? nrm : sub) | (uint32_t)(h & 0x8000) << 16);
+  const uint32_t e = h & 0x7C00u, m = h & 0x3FFu, hb = (uint32_t)(h & 0x7FFF) << 13;
+  const uint32_t nrm = hb + (112u << 23);
+  const uint32_t special = hb | 0x7F800000u | (m ? 0x400000u : 0);
+  const uint32_t sub = bq_bits((float)m * 0x1p-24f);
+  const uint32_t mag = e == 0 ? sub : e == 0x7C00u ? special : nrm;
+  return bq_float(mag | (uint32_t)(h & 0x8000) << 16);
 }
 
 /* The out-of-line bq_h2f_scaled, for the rare scales the loops below do not take inline. */
