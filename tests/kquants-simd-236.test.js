@@ -26,7 +26,7 @@ const Q8K = 292; // float d, 256 codes, 16 bsums
 const QK = 256;
 const COUNTS = [1, 2, 3, 7, 8, 9, 64, 65]; // 65: longer than the matvec prepares (64)
 const OPS = ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K'];
-const { presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState } = simdKernels(X, raw);
+const { presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState, f32DotCase } = simdKernels(X, raw);
 
 console.log(`kquants-simd-236: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
 
@@ -183,12 +183,8 @@ for (const t of TYPES) {
       for (const nb of COUNTS) {
         for (const [kind, a] of blockSets(t, nb, r)) {
           const x = gaussian(nb * QK, r);
-          const w = dequantizeRef(t, a);
-          let bound = 0;
-          for (let i = 0; i < w.length; i++) bound += Math.abs(w[i] * x[i]);
-          const want = dotState(`bq_${t}_dot_f32__ref`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false).sum;
-          const whole = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false);
-          const cut = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, true);
+          const layout = { xs, ys: 4 * QK, blk: QK };
+          const { bound, want, whole, cut } = f32DotCase(t, a, x, dequantizeRef(t, a), layout, r);
           const what = `${t} . f32 ${kind}, ${nb} super-blocks (seed ${SEED})`;
           if (Number.isFinite(bound))
             assert.ok(

@@ -26,7 +26,7 @@ const SIMD_KERNELS = {
   q5_K: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K'],
   q8_K: ['quantize'],
 };
-const { presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState } = simdKernels(X, raw);
+const { presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState, f32DotCase } = simdKernels(X, raw);
 
 console.log(`kquants-simd-45: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
 
@@ -183,12 +183,8 @@ for (const t of ['q4_K', 'q5_K']) {
       for (const nb of COUNTS) {
         for (const [kind, a] of blockSets(t, nb, r)) {
           const x = gaussian(nb * QK, r);
-          const w = dequantizeRef(t, a);
-          let bound = 0;
-          for (let i = 0; i < w.length; i++) bound += Math.abs(w[i] * x[i]);
-          const want = dotState(`bq_${t}_dot_f32__ref`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false).sum;
-          const whole = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, false);
-          const cut = dotState(`bq_${t}_dot_f32__simd128`, a, x, { xs, ys: 4 * QK, blk: QK }, r, true);
+          const layout = { xs, ys: 4 * QK, blk: QK };
+          const { bound, want, whole, cut } = f32DotCase(t, a, x, dequantizeRef(t, a), layout, r);
           const what = `${t} . f32 ${kind}, ${nb} super-blocks (seed ${SEED})`;
           if (Number.isFinite(bound)) assertClose(whole.sum, want, bound, what);
           else assert.equal(Number.isFinite(whole.sum), Number.isFinite(want), `${what}: ${whole.sum} vs ${want}`);

@@ -130,5 +130,19 @@ export function simdKernels(X, raw) {
     return { sum: sum(acc), state: raw.floats(acc, X.bq_acc_lanes()) };
   }
 
-  return { has, presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState };
+  /**
+   * The fused f32 dot of blocks a of type t (decoding to w by the reference) with x: the
+   * reference's result, the SIMD128 kernel's state fed whole and in pieces (dotState, layout as
+   * there), and bound = sum |w x| in doubles.
+   */
+  function f32DotCase(t, a, x, w, layout, r) {
+    let bound = 0;
+    for (let i = 0; i < w.length; i++) bound += Math.abs(w[i] * x[i]);
+    const want = dotState(`bq_${t}_dot_f32__ref`, a, x, layout, r, false).sum;
+    const whole = dotState(`bq_${t}_dot_f32__simd128`, a, x, layout, r, false);
+    const cut = dotState(`bq_${t}_dot_f32__simd128`, a, x, layout, r, true);
+    return { bound, want, whole, cut };
+  }
+
+  return { has, presenceTest, kernelTest, quantizeRef, dequantizeWith, dotState, f32DotCase };
 }
