@@ -14,10 +14,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { startServer } from '../demo/server.js';
 import { writeGGUF, GGMLType } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
+import { launchDemo } from './lib/browser.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -49,31 +48,13 @@ function bigFile() {
 }
 
 test('the demo stays responsive on a 4096x4096 tensor', { timeout: 600000 }, async (t) => {
-  const server = await startServer({ port: 0 });
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-perf-'));
   const path = join(dir, 'big.gguf');
   writeFileSync(path, bigFile());
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-    viewport: { width: 1440, height: 900 },
-  });
-  const problems = [];
+  const demo = await launchDemo({ width: 1440, height: 900 });
+  const { context, problems } = demo;
   try {
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    const page = await demo.newPage();
     await page.addInitScript(() => {
       /** @type {any} */ (window).__longTasks = [];
       new PerformanceObserver((list) => {
@@ -147,7 +128,7 @@ test('the demo stays responsive on a 4096x4096 tensor', { timeout: 600000 }, asy
       );
     };
 
-    await page.goto(`http://127.0.0.1:${port}/demo/?backend=${BACKEND}`);
+    await page.goto(`${demo.base}?backend=${BACKEND}`);
     await ready();
     await page.setInputFiles('[data-testid=file-input]', path);
     await page.waitForFunction(
@@ -243,8 +224,7 @@ test('the demo stays responsive on a 4096x4096 tensor', { timeout: 600000 }, asy
 
     assert.deepEqual(problems, []);
   } finally {
-    await context.close();
-    server.close();
+    await demo.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { startServer } from '../demo/server.js';
 import { parseGGUF, typeInfo, blockFields } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
+import { launchDemo, ready as pageReady } from './lib/browser.js';
 import { Bytes } from './lib/gguf-bytes.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
@@ -31,24 +30,13 @@ const SUB_SCALE = {
 const sample = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
 
 test('every block type in the sample opens in the demo', async (t) => {
-  const server = await startServer({ port: 0 });
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  const demo = await launchDemo({ width: 1440, height: 900 });
+  const { problems } = demo;
   const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-types-'));
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    viewport: { width: 1440, height: 900 },
-  });
-  const problems = [];
   try {
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    const ready = () => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
-    await page.goto(`http://127.0.0.1:${port}/demo/?backend=${BACKEND}`);
+    const page = await demo.newPage();
+    const ready = () => pageReady(page);
+    await page.goto(`${demo.base}?backend=${BACKEND}`);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=tensor-row]').length > 0, null, {
       timeout: 30000,
     });
@@ -215,8 +203,7 @@ test('every block type in the sample opens in the demo', async (t) => {
 
     assert.deepEqual(problems, []);
   } finally {
-    await context.close();
-    server.close();
+    await demo.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
