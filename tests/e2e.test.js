@@ -15,11 +15,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { startServer } from '../demo/server.js';
 import { parseGGUF, writeGGUF, GGMLType, CODEC_TYPES, typeInfo } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { rangeServer } from './lib/http-servers.js';
+import { launchDemo } from './lib/browser.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -130,31 +129,13 @@ async function explain(page, e) {
 }
 
 test('the demo page in headless Chromium', async (t) => {
-  const server = await startServer({ port: 0 });
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-'));
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-    viewport: { width: 1440, height: 900 },
-  });
-  const problems = [];
+  const demo = await launchDemo();
+  const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-files-'));
+  const { problems } = demo;
   try {
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    const page = await demo.newPage();
     const ready = () => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
-    await page.goto(`http://127.0.0.1:${port}/demo/?backend=${BACKEND}`);
+    await page.goto(`${demo.base}?backend=${BACKEND}`);
     await page.waitForFunction(
       (n) =>
         document.body.dataset.ready === 'true' && document.querySelectorAll('[data-testid=summary-row]').length === n,
@@ -642,8 +623,7 @@ test('the demo page in headless Chromium', async (t) => {
 
     assert.deepEqual(problems, []);
   } finally {
-    await context.close();
-    server.close();
+    await demo.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
