@@ -7,13 +7,11 @@ import { chromium } from 'playwright-core';
 import { startServer } from '../../demo/server.js';
 
 /**
- * Starts the demo server and a browser; `close` ends both and removes the profile.
+ * Headless Chromium with a fresh profile; `close` ends it and removes the profile.
  * @param {{ width?: number, height?: number }} [viewport]
  */
-export async function launchDemo(viewport = {}) {
-  const server = await startServer({ port: 0 });
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-'));
+export async function launchChromium(viewport = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'bq-chromium-'));
   const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -27,6 +25,24 @@ export async function launchDemo(viewport = {}) {
     ],
     viewport: { width: viewport.width ?? 1440, height: viewport.height ?? 900 },
   });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Starts the demo server and a browser; `close` ends both and removes the profile.
+ * @param {{ width?: number, height?: number }} [viewport]
+ */
+export async function launchDemo(viewport = {}) {
+  const server = await startServer({ port: 0 });
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  const browser = await launchChromium(viewport);
+  const { context } = browser;
   /** Page errors and console errors seen on any page of the context. */
   const problems = /** @type {string[]} */ ([]);
   const newPage = async () => {
@@ -43,9 +59,8 @@ export async function launchDemo(viewport = {}) {
     newPage,
     problems,
     async close() {
-      await context.close();
+      await browser.close();
       await new Promise((resolve) => server.close(resolve));
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

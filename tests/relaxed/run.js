@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../lib/browser.js';
 import { serveRepo } from './serve.js';
 
 /**
@@ -14,21 +14,9 @@ import { serveRepo } from './serve.js';
 export async function runPage(query) {
   const server = await serveRepo(0);
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const dir = mkdtempSync(join(tmpdir(), 'bq-relaxed-'));
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium();
   try {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     /** @type {string[]} */
     const errors = [];
     // A page that fails to load (a module that does not link, a script error) reports no result:
@@ -49,9 +37,8 @@ export async function runPage(query) {
     const result = await page.evaluate(() => /** @type {any} */ (window).result);
     return { ...result, pageErrors: errors };
   } finally {
-    await context.close();
+    await browser.close();
     server.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
