@@ -2,6 +2,7 @@
  * super-block sums, one float term per super-block). Also the constants and the matvec activation
  * buffer shared with q2_K.c and q3_K.c (kq236.h). */
 #include "kq236.h"
+#include "kq45.h" /* bq_kq_slot */
 
 #define S4(v) \
   { (v), (v), (v), (v) }
@@ -68,6 +69,9 @@ BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
   for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
     v128_t dl[4];
     sub_scales(b, bq_h2f_fast(bq_rd16(b + XD)), dl);
+    /* each sub-block's dl read back splat by one load (bq_kq_slot: no lane shuffle) */
+    for (int i = 0; i < 4; i++) wasm_v128_store(bq_kq_slot + 4 * i, dl[i]);
+    const float *sl = bq_kq_slot_alias;
 #pragma clang loop unroll(full)
     for (int h = 0; h < 2; h++)
 #pragma clang loop unroll(full)
@@ -77,9 +81,12 @@ BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
         for (int g = 0; g < 4; g++) {
           const int j = 8 * h + 2 * g + c;
           v128_t w[4];
-          values(&k, q[g], kq_lane(dl[j >> 2], j), w);
+          values(&k, q[g], wasm_v128_load32_splat(sl + j), w);
           float *o = y + 16 * j;
-          for (int t = 0; t < 4; t++) wasm_v128_store(o + 4 * t, w[t]);
+          for (int t = 0; t < 4; t++) {
+            wasm_v128_store(o + 4 * t, w[t]);
+            BQ_KQ_STORE_ORDER(); /* each 64-byte line's stores in order (kq45.h) */
+          }
         }
       }
   }
