@@ -271,6 +271,7 @@ export function originalOf(tensors, name) {
   if (!t) return null;
   const tag = typeInfo(t.type).name.toLowerCase();
   const low = name.toLowerCase();
+  /** @type {string[]} */
   const stems = [];
   if (low.startsWith(`${tag}.`)) stems.push(low.slice(tag.length + 1));
   if (low.endsWith(`.${tag}`)) stems.push(low.slice(0, -tag.length - 1));

@@ -32,7 +32,7 @@ export const LUTS = Object.freeze({
   kvalues_mxfp4: Object.freeze([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12]),
 });
 
-/** @returns {Part} */
+/** @param {string} field @param {number} bits @param {number} group @param {{ at?: number, from?: number }} [o] @returns {Part} */
 const plane = (field, bits, group, { at = 0, from = 0 } = {}) => ({
   kind: 'plane',
   field,
@@ -43,11 +43,11 @@ const plane = (field, bits, group, { at = 0, from = 0 } = {}) => ({
   at,
   from,
 });
-/** @returns {Part} */
+/** @param {string} field @param {number} add @param {number} shift @param {number} bits @returns {Part} */
 const lin = (field, add, shift, bits, at = 0) => ({ kind: 'lin', field, bits, group: 1, add, shift, at, from: 0 });
-/** @returns {Part} */
+/** @param {string} field @param {number} group @param {number} from @param {number} base @returns {Part} */
 const trit = (field, group, from, base) => ({ kind: 'trit', field, bits: 2, group, add: base, shift: 0, at: 0, from });
-/** @returns {Values} */
+/** @param {Part[]} parts @returns {Values} */
 const vals = (parts, offset = 0, signed = false, upTo = Infinity) => ({
   cases: [{ upTo, parts }],
   signed,

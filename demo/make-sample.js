@@ -6,14 +6,15 @@
 // and F64 types; and llama-style metadata (attention shape, context length) with a small tokenizer
 // (byte tokens, multi-byte UTF-8 pieces, scores, types) and a chat template. Deterministic.
 import { writeFileSync } from 'node:fs';
-import { init, writeGGUF, typeInfo, GGMLType, GGUFValueType as VT } from '../js/node.js';
+import { init, writeGGUF, typeInfo, typeId, GGMLType, GGUFValueType as VT } from '../js/node.js';
 import { syntheticWeights } from './sample.js';
 
 const bq = await init();
 const q = syntheticWeights(96, 1024, 11); // an attention projection: 96 rows of 1024
 const up = syntheticWeights(128, 1024, 12); // a feed-forward matrix
 const norm = new Float32Array(1024).map((_, i) => 1 + 0.1 * Math.sin(i));
-const f32 = (x) => new Uint8Array(x.buffer.slice(0));
+const f32 = (/** @type {Float32Array} */ x) => new Uint8Array(x.buffer.slice(0));
+/** @type {import('../js/gguf-write.js').TensorIn[]} */
 const tensors = [
   { name: 'blk.0.attn_q.weight', type: GGMLType.F16, dims: [1024, 96], data: bq.quantize('f16', q) },
   { name: 'blk.0.ffn_up.weight', type: GGMLType.F32, dims: [1024, 128], data: f32(up) },
@@ -22,13 +23,13 @@ const tensors = [
 for (const t of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K']) {
   tensors.push({
     name: `${t}.blk.0.attn_q.weight`,
-    type: GGMLType[t.toUpperCase()],
+    type: typeId(t),
     dims: [1024, 96],
     data: bq.quantize(t, q),
   });
   tensors.push({
     name: `${t}.blk.0.ffn_up.weight`,
-    type: GGMLType[t.toUpperCase()],
+    type: typeId(t),
     dims: [1024, 128],
     data: bq.quantize(t, up),
   });
@@ -41,7 +42,7 @@ const small = q.subarray(0, 1024);
 for (const t of ['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'])
   tensors.push({
     name: `${t}.blk.0.attn_q.weight`,
-    type: GGMLType[t.toUpperCase()],
+    type: typeId(t),
     dims: [256, 4],
     data: bq.quantize(t, small),
   });
@@ -63,7 +64,7 @@ for (const t of ['iq2_xxs', 'iq2_xs', 'iq2_s', 'iq3_xxs', 'iq3_s', 'iq1_s', 'iq1
       data[o + 1] = D_BITS >> 8;
     }
   }
-  tensors.push({ name: `${t}.blk.0.attn_q.weight`, type: GGMLType[t.toUpperCase()], dims: [256, 4], data });
+  tensors.push({ name: `${t}.blk.0.attn_q.weight`, type: typeId(t), dims: [256, 4], data });
 }
 // The integer and F64 types, which decode to their own typed arrays: small tensors of values
 // spread over each type's range (I64 beyond 2^53, F64 finer than f32).

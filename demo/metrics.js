@@ -41,7 +41,7 @@ export function histogram(v, bins, log) {
   }
   if (!(lo <= hi)) return { lo: 0, hi: 0, log: false, counts: new Array(bins).fill(0) };
   const useLog = log && lo > 0;
-  const f = (a) => (useLog ? Math.log10(a) : a);
+  const f = (/** @type {number} */ a) => (useLog ? Math.log10(a) : a);
   const a0 = f(lo),
     a1 = f(hi);
   const counts = new Array(bins).fill(0);
@@ -61,5 +61,5 @@ export function histogram(v, bins, log) {
  */
 export const FORMATS = CODEC_TYPES.map((id) => typeInfo(id))
   .filter((t) => t.blockSize > 1 && t.quantize && t.stats && t.dot)
-  .sort((a, b) => (b.name === 'q8_0') - (a.name === 'q8_0') || a.blockSize - b.blockSize)
+  .sort((a, b) => Number(b.name === 'q8_0') - Number(a.name === 'q8_0') || a.blockSize - b.blockSize)
   .map((t) => t.name);

@@ -11,7 +11,8 @@ const SHOWN = 256; // values listed in the table
 /**
  * Count, exact min and max (as decimal strings: I64 values can exceed 2^53), mean, a 60-bin
  * histogram over the values as doubles, and the first SHOWN values as strings.
- * @param {Int8Array | Int16Array | Int32Array | BigInt64Array | Float64Array} v the decoded values (read only)
+ * @param {import('../js/codec.js').TensorValues} v the decoded values (read only): I8, I16, I32, I64
+ *   and F64 tensors' own typed arrays
  */
 export function valuesSummary(v) {
   const n = v.length;
@@ -37,7 +38,7 @@ export function valuesSummary(v) {
     max: hi === null ? '' : String(hi),
     mean: finite ? sum / finite : NaN,
     hist: histogram(asNum, 60, false),
-    first: Array.from(v.subarray(0, SHOWN), (x) => String(x)),
+    first: Array.from({ length: Math.min(n, SHOWN) }, (_, i) => String(v[i])),
   };
 }
 
