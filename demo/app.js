@@ -11,12 +11,36 @@ import { heatmapFigure, histogramBars, setMarker } from './draw.js';
 import { noteFor } from './notes.js';
 import { byteDiagram, elementBytes, explainElement, fmt32 } from './formula.js';
 
-const $ = (s) => /** @type {HTMLElement} */ (document.querySelector(s));
+/**
+ * The worker's messages (worker.js).
+ * @typedef {import('./worker.js').Ops} Ops
+ * @typedef {import('./worker.js').Reply} Reply
+ * @typedef {import('./worker.js').Source} Source
+ * @typedef {import('./worker.js').OpenResult} OpenResult
+ * @typedef {import('./worker.js').Geometry} Geometry
+ * @typedef {import('./worker.js').AnalyzeResult} AnalyzeResult
+ * @typedef {import('./worker.js').FloatAnalysis} FloatAnalysis
+ * @typedef {import('./worker.js').PerMetric} PerMetric
+ * @typedef {import('./worker.js').BlockResult} BlockResult
+ * @typedef {import('./draw.js').Geo} Geo
+ * @typedef {{ g: Geo, title: string }} MapView  a heatmap's geometry and title
+ * @typedef {{ a: Float32Array, b: Float32Array, aName: string, bName: string, diff: string }} Comparison
+ *   what the inspector's comparison columns hold
+ */
+
+const $ = (/** @type {string} */ s) => /** @type {HTMLElement} */ (document.querySelector(s));
+/**
+ * An element with attributes (text: its text; a function: the listener of the event its key names
+ * after 'on') and children.
+ * @param {string} tag
+ * @param {Record<string, string | EventListener>} [attrs]
+ * @param {...(Node | string)} kids
+ */
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
-    if (k === 'text') e.textContent = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    if (typeof v === 'function') e.addEventListener(k.slice(2), v);
+    else if (k === 'text') e.textContent = v;
     else e.setAttribute(k, v);
   }
   for (const k of kids) e.append(k);
@@ -30,23 +54,46 @@ const askedBackend = new URLSearchParams(location.search).get('backend');
 if (askedBackend) workerUrl.searchParams.set('backend', askedBackend);
 const worker = new Worker(workerUrl, { type: 'module' });
 let nextId = 1;
+/** @type {Map<number, { resolve: (result: unknown) => void, reject: (error: Error) => void }>} */
 const pending = new Map();
-worker.onmessage = (ev) => {
-  const { id, ok, result, error } = ev.data;
-  const p = pending.get(id);
-  pending.delete(id);
-  if (ok) p.resolve(result);
-  else p.reject(Object.assign(new Error(error), { code: ev.data.code }));
+worker.onmessage = (/** @type {MessageEvent<Reply>} */ ev) => {
+  const r = ev.data;
+  const p = /** @type {NonNullable<ReturnType<typeof pending.get>>} */ (pending.get(r.id)); // every reply answers a call
+  pending.delete(r.id);
+  if (r.ok) p.resolve(r.result);
+  else p.reject(Object.assign(new Error(r.error), { code: r.code }));
 };
-worker.onerror = (ev) => showError(`worker failed: ${ev.message}`);
-const call = (op, args = {}) =>
+worker.onerror = (/** @type {ErrorEvent} */ ev) => showError(`worker failed: ${ev.message}`);
+/**
+ * Sends an operation to the worker; resolves with its result (the model viewer's calls, typed by
+ * viewer-ops.js, go through this).
+ * @param {string} op
+ * @param {object} [args]
+ * @returns {Promise<unknown>}
+ */
+const post = (op, args = {}) =>
   new Promise((resolve, reject) => {
     const id = nextId++;
     pending.set(id, { resolve, reject });
     worker.postMessage({ id, op, ...args });
   });
+/**
+ * A tensor operation of the worker, with its arguments and result as worker.js's Ops types them.
+ * @template {keyof Ops} K
+ * @param {K} op
+ * @param {Ops[K]['args']} args
+ * @returns {Promise<Ops[K]['result']>}
+ */
+const call = (op, args) => /** @type {Promise<Ops[K]['result']>} */ (post(op, args));
+
+/** The code a worker error carries (see worker.js: 'cancelled', or openGGUF's such as 'SPLIT'). */
+const codeOf = (/** @type {unknown} */ e) => (typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined);
 
 // ---- state ----
+/**
+ * @type {{ file: OpenResult | null, label: string, selected: string | null, analysis: AnalyzeResult | null,
+ *   format: string, metric: string, scale: string, cursor: number }}
+ */
 const state = {
   file: null,
   label: '',
@@ -58,7 +105,7 @@ const state = {
   cursor: 0,
 };
 
-function busy(text) {
+function busy(/** @type {string} */ text) {
   document.body.dataset.ready = 'false';
   $('#status').textContent = text;
 }
@@ -67,7 +114,7 @@ function done() {
   $('#status').textContent = '';
   document.body.dataset.ready = 'true';
 }
-function showError(msg) {
+function showError(/** @type {string} */ msg) {
   const e = $('#error');
   e.textContent = msg;
   e.hidden = false;
@@ -78,6 +125,11 @@ function clearError() {
 
 // Tasks may overlap (a tensor chosen while another is analysed): the page is ready when none runs.
 let running = 0;
+/**
+ * Runs fn with the page marked busy (status text), showing what it throws.
+ * @param {string} text
+ * @param {() => Promise<unknown>} fn
+ */
 async function task(text, fn) {
   running++;
   busy(text);
@@ -94,7 +146,7 @@ async function task(text, fn) {
   }
 }
 
-const fmtBytes = (n) =>
+const fmtBytes = (/** @type {number} */ n) =>
   n >= 1 << 30
     ? `${(n / 2 ** 30).toFixed(2)} GiB`
     : n >= 1 << 20
@@ -102,10 +154,11 @@ const fmtBytes = (n) =>
       : n >= 1024
         ? `${(n / 1024).toFixed(1)} KiB`
         : `${n} B`;
-const fmtNum = (v) =>
+const fmtNum = (/** @type {number} */ v) =>
   Number.isFinite(v) ? (Math.abs(v) >= 0.01 && Math.abs(v) < 1000 ? v.toFixed(4) : v.toExponential(3)) : String(v);
 
 // ---- opening files ----
+/** @param {Source} source @param {string} label */
 async function openSource(source, label) {
   await task(`opening ${label}…`, async () => {
     try {
@@ -118,7 +171,8 @@ async function openSource(source, label) {
       $('#build').textContent = `wasm build: ${info.backend}`;
       $('#file-info').textContent =
         `${label}: GGUF v${info.version}, ${info.littleEndian ? 'little' : 'big'}-endian, ${info.tensors.length} tensors`;
-      linkUrls = [source].flat().every((x) => typeof x === 'string') ? [source].flat() : [];
+      const sources = [source].flat();
+      linkUrls = sources.every((x) => typeof x === 'string') ? sources : [];
       lastOpenCode = '';
     } catch (e) {
       // The worker has let the previous file go: show none, so nothing on the page disagrees with it.
@@ -127,7 +181,7 @@ async function openSource(source, label) {
       state.analysis = null;
       $('#file-info').textContent = `${label}: not opened`;
       linkUrls = [];
-      lastOpenCode = /** @type {any} */ (e).code ?? 'ERROR';
+      lastOpenCode = String(codeOf(e) ?? 'ERROR');
       viewerClosed();
       renderList();
       $('#view').replaceChildren(
@@ -141,9 +195,9 @@ async function openSource(source, label) {
     }
     renderList();
     $('#view').replaceChildren(el('p', { class: 'hint', text: 'Choose a tensor from the list.' }));
-    await viewerOpened(call, el, label);
+    await viewerOpened(post, el, label);
     $('#inspector').hidden = true;
-    const first = state.file.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
+    const first = state.file?.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
     if (first && first.dims.length > 1) await analyse(first.name);
   });
 }
@@ -187,13 +241,13 @@ function renderList() {
   );
 }
 
-async function selectTensor(name) {
+async function selectTensor(/** @type {string} */ name) {
   await task(`analysing ${name}…`, () => analyse(name));
 }
 
 let analyses = 0;
 /** Analyses a tensor; the page switches to it only once the worker has, so the two always agree. */
-async function analyse(name) {
+async function analyse(/** @type {string} */ name) {
   const t = state.file?.tensors.find((x) => x.name === name);
   if (!t) return;
   if (t.unsupported) {
@@ -225,7 +279,7 @@ async function analyse(name) {
     $('#inspector').hidden = true;
     await renderView();
   } catch (e) {
-    if (mine !== analyses || /** @type {any} */ (e).code === 'cancelled') return;
+    if (mine !== analyses || codeOf(e) === 'cancelled') return;
     const still = state.selected ? ` The page still shows ${state.selected};` : '';
     showError(
       `Could not analyse ${name} in ${state.label}: ${/** @type {Error} */ (e).message}.${still} choose another tensor or file.`,
@@ -237,7 +291,11 @@ async function analyse(name) {
 
 // ---- views ----
 
-/** Heatmap geometry of maps whose cells are `per` values wide, for blocks of `B` values. */
+/**
+ * Heatmap geometry of maps whose cells are `per` values wide, for blocks of `B` values.
+ * @param {Geometry} a @param {number} B @param {number} per
+ * @returns {Geo}
+ */
 function geo(a, B, per) {
   return { rows: a.rows, perRow: a.rowLen / per, cellsPerBlock: B / per, blocksPerRow: a.rowLen / B, per, B };
 }
@@ -247,8 +305,9 @@ function geo(a, B, per) {
  * one histogram per frame, so opening a tensor with many formats never makes one long task.
  * filled settles when all are drawn.
  */
+/** @type {WeakMap<FloatAnalysis, { box: HTMLElement, filled: Promise<void> }>} */
 const histogramsOf = new WeakMap();
-function rmseHistograms(a) {
+function rmseHistograms(/** @type {FloatAnalysis} */ a) {
   let h = histogramsOf.get(a);
   if (!h) {
     const box = el('div', { class: 'multiples' });
@@ -287,12 +346,15 @@ const nextFrame = () =>
   });
 
 /** The float view on the page: its analysis and the parts a format, metric or scale toggle replaces. */
-let floatView = /** @type {any} */ (null);
+/** @type {{ a: FloatAnalysis, ctrl: HTMLElement, heat: HTMLElement, worstHead: HTMLElement, worst: HTMLElement } | null} */
+let floatView = null;
 
 function renderView() {
-  const a = state.analysis;
+  const a = state.analysis,
+    name = state.selected;
+  if (!a || name === null) return; // no analysis shown
   const v = $('#view');
-  if (a.kind === 'values') return v.replaceChildren(...valuesView(a, el, state.selected));
+  if (a.kind === 'values') return v.replaceChildren(...valuesView(a, el, name));
   if (a.kind === 'float') {
     if (!a.formats.some((f) => f.format === state.format)) state.format = a.formats[0].format;
     const fmtSel = el(
@@ -346,8 +408,9 @@ function renderView() {
         ),
       ),
     );
-    const f = a.formats.find((x) => x.format === state.format);
+    const f = a.formats.find((x) => x.format === state.format) ?? a.formats[0]; // found: state.format is one of them
     const unit = f.blockSize === 256 ? 'super-block' : 'block';
+    /** @type {Record<string, MapView>} */
     const maps = {
       rmse: { g: geo(a, f.blockSize, f.blockSize), title: `${unit} RMSE` },
       max: { g: geo(a, f.blockSize, f.blockSize), title: `${unit} max |error|` },
@@ -355,31 +418,33 @@ function renderView() {
         ? { sub: { g: geo(a, f.blockSize, f.subBlock), title: `sub-block (${f.subBlock} values) RMSE` } }
         : {}),
     };
+    /** @type {[keyof PerMetric, string][]} */
     const opts = [
       ['rmse', `${unit} RMSE`],
       ['max', `${unit} max |error|`],
-      ...(f.hasSub ? [['sub', 'sub-block RMSE']] : []),
+      ...(f.hasSub ? /** @type {[keyof PerMetric, string][]} */ ([['sub', 'sub-block RMSE']]) : []),
     ];
-    const map = maps[pickMetric(opts)];
+    const metric = pickMetric(opts);
+    const map = maps[metric];
     const parts = {
       a,
       ctrl: el('div', { class: 'controls' }, el('label', {}, 'format ', fmtSel), metricControls(opts)),
-      heat: heatmap(`${state.format}:${state.metric}`, map.g, `${map.title} of ${state.format}`),
+      heat: heatmap(name, `${state.format}:${state.metric}`, map.g, `${map.title} of ${state.format}`),
       worstHead: el('h3', { text: `worst ${unit}s` }),
-      worst: worstList(f.worstValues[state.metric], map.g, f.worst[state.metric]),
+      worst: worstList(f.worstValues[metric], map.g, f.worst[metric]),
     };
     const hist = rmseHistograms(a);
     if (floatView?.a === a && floatView.heat.parentNode === v) {
       // A toggle on the shown analysis: replace only what changed, so the page is not laid out anew.
       for (const tr of v.querySelectorAll('[data-testid=summary-row]'))
         tr.setAttribute('aria-selected', String(/** @type {HTMLElement} */ (tr).dataset.format === state.format));
-      for (const k of ['ctrl', 'heat', 'worstHead', 'worst']) floatView[k].replaceWith(parts[k]);
+      for (const k of /** @type {const} */ (['ctrl', 'heat', 'worstHead', 'worst'])) floatView[k].replaceWith(parts[k]);
       floatView = parts;
       return hist.filled;
     }
     floatView = parts;
     v.replaceChildren(
-      el('h2', { text: state.selected }),
+      el('h2', { text: name }),
       partial(a),
       summary,
       parts.ctrl,
@@ -394,8 +459,9 @@ function renderView() {
     const ruler = a.ruler;
     const B = a.blockSize;
     const unit = B === 256 ? 'super-block' : 'block';
-    /** @type {Record<string, { g: any, title: string }>} */
+    /** @type {Record<string, MapView>} */
     const maps = {};
+    /** @type {[string, string][]} */
     const opts = [];
     for (const n of a.fields) {
       maps[`f:${n}`] = { g: geo(a, B, B), title: `${n} per ${unit}` };
@@ -413,7 +479,7 @@ function renderView() {
     opts.push(['ruler', 'Q8_0 ruler RMSE']);
     const map = maps[pickMetric(opts)];
     v.replaceChildren(
-      el('h2', { text: `${state.selected} (${a.type})` }),
+      el('h2', { text: `${name} (${a.type})` }),
       partial(a),
       el('p', {
         class: 'note',
@@ -422,7 +488,7 @@ function renderView() {
         text: `Re-quantizing the decoded values to Q8_0 (the ruler): RMSE ${fmtNum(ruler.rmse)}, max |error| ${fmtNum(ruler.maxAbs)}, SNR ${ruler.snr.toFixed(2)} dB. An implementation bug in a format shows up as anomalous error against Q8_0.`,
       }),
       el('div', { class: 'controls' }, metricControls(opts)),
-      heatmap(state.metric, map.g, map.title),
+      heatmap(name, state.metric, map.g, map.title),
       el('h3', { text: 'code histogram' }),
       histogramBars(a.codes.counts, `q = ${a.codes.offset} … ${a.codes.offset + a.codes.counts.length - 1}`, {
         attrs: {
@@ -439,14 +505,20 @@ function renderView() {
   }
 }
 
-/** The current metric if it is one of opts, else the first. */
+/**
+ * The current metric if it is one of opts, else the first (which becomes the current one).
+ * @template {string} K
+ * @param {[K, string][]} opts
+ * @returns {K}
+ */
 function pickMetric(opts) {
-  if (!opts.some(([k]) => k === state.metric)) state.metric = opts[0][0];
-  return state.metric;
+  const k = (opts.find(([k]) => k === state.metric) ?? opts[0])[0];
+  state.metric = k;
+  return k;
 }
 
 /** A note when only the first rows of a very large tensor were analysed. */
-function partial(a) {
+function partial(/** @type {Geometry} */ a) {
   return a.rows < a.totalRows
     ? el('p', {
         class: 'note',
@@ -456,7 +528,7 @@ function partial(a) {
 }
 
 /** The heatmap's value and colour-scale selects; opts: [value, label] pairs. */
-function metricControls(opts) {
+function metricControls(/** @type {[string, string][]} */ opts) {
   const metric = el(
     'select',
     { id: 'metric', 'data-testid': 'metric-select', 'aria-label': 'heatmap value' },
@@ -487,9 +559,14 @@ const zoom = { level: 1, tensor: /** @type {string | null} */ (null) };
 /**
  * A heatmap of one of the analysed tensor's maps (key: see the worker's heatmap op), drawn in the
  * worker; draw.js adds the axes, readout, zoom and marker. Clicking a cell inspects its block.
+ * name: the analysed tensor.
  */
-function heatmap(key, g, title) {
-  const name = state.selected;
+function heatmap(
+  /** @type {string} */ name,
+  /** @type {string} */ key,
+  /** @type {Geo} */ g,
+  /** @type {string} */ title,
+) {
   if (zoom.tensor !== name) Object.assign(zoom, { level: 1, tensor: name }); // a new tensor starts whole
   return heatmapFigure(g, title, {
     draw: (view) => call('heatmap', { name, key, ...view }),
@@ -504,6 +581,7 @@ function heatmap(key, g, title) {
 }
 
 /** The worst cells (indices computed in the worker), as buttons that inspect their blocks. */
+/** @param {ArrayLike<number>} values @param {Geo} g @param {number[]} idx */
 function worstList(values, g, idx) {
   return el(
     'ol',
@@ -530,12 +608,13 @@ function worstList(values, g, idx) {
 }
 
 // ---- block inspector ----
-const hex = (b) => b.toString(16).padStart(2, '0');
+const hex = (/** @type {number} */ b) => b.toString(16).padStart(2, '0');
 /** A number for a data attribute, keeping the sign of zero (String(-0) is "0"). */
-const numAttr = (v) => (Object.is(v, -0) ? '-0' : String(v));
+const numAttr = (/** @type {number} */ v) => (Object.is(v, -0) ? '-0' : String(v));
 
-async function inspect(block) {
+async function inspect(/** @type {number} */ block) {
   const name = state.selected;
+  if (name === null) return; // no tensor analysed
   await task(`decoding block ${block}…`, async () => {
     try {
       await renderInspector(await call('block', { name, format: state.format, block }));
@@ -557,8 +636,9 @@ async function inspect(block) {
  * The block's fields as the design chapter draws them: one box per field in memory order, with
  * its byte offsets, size and kind over its bytes in hex (byteDiagram in formula.js).
  */
-function byteDiagramView(r) {
+function byteDiagramView(/** @type {BlockResult} */ r) {
   const d = byteDiagram(r.format);
+  if (!d) throw new Error(`the demo has no byte layout of ${r.format}`);
   const b = r.bytes;
   const bits = ((8 * d.size) / r.codes.length).toFixed(d.size % 4 ? 4 : 2).replace(/\.?0+$/, '');
   return el(
@@ -597,7 +677,11 @@ function byteDiagramView(r) {
   );
 }
 
-/** What the comparison columns hold: original and decoded values and their names. */
+/**
+ * What the comparison columns hold: original and decoded values and their names.
+ * @param {BlockResult} r
+ * @returns {Comparison}
+ */
 function comparison(r) {
   if (!r.quantized)
     return { a: r.original, b: r.decoded, aName: 'original', bName: `${r.format} decoded`, diff: 'error' };
@@ -613,7 +697,7 @@ function comparison(r) {
 }
 
 /** Both value series of a block as one small SVG: a over b, element by element. */
-function compareChart(c) {
+function compareChart(/** @type {Comparison} */ c) {
   const n = c.a.length,
     W = 320,
     H = 90;
@@ -621,8 +705,10 @@ function compareChart(c) {
     hi = -Infinity;
   for (const v of [...c.a, ...c.b]) if (Number.isFinite(v)) ((lo = Math.min(lo, v)), (hi = Math.max(hi, v)));
   if (!(hi > lo)) ((lo -= 1), (hi += 1));
-  const y = (v) => (Number.isFinite(v) ? (H - 4 - ((v - lo) / (hi - lo)) * (H - 8)).toFixed(1) : String(H / 2));
-  const pts = (vs) => Array.from(vs, (v, i) => `${((i + 0.5) * (W / n)).toFixed(1)},${y(v)}`).join(' ');
+  const y = (/** @type {number} */ v) =>
+    Number.isFinite(v) ? (H - 4 - ((v - lo) / (hi - lo)) * (H - 8)).toFixed(1) : String(H / 2);
+  const pts = (/** @type {ArrayLike<number>} */ vs) =>
+    Array.from(vs, (v, i) => `${((i + 0.5) * (W / n)).toFixed(1)},${y(v)}`).join(' ');
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
   svg.setAttribute('preserveAspectRatio', 'none');
@@ -630,7 +716,7 @@ function compareChart(c) {
   svg.setAttribute('data-testid', 'compare-chart');
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', `${c.aName} (wide grey line) and ${c.bName} (blue) for elements 0 to ${n - 1}`);
-  const line = (vs, cls) => {
+  const line = (/** @type {ArrayLike<number>} */ vs, /** @type {string} */ cls) => {
     const p = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
     p.setAttribute('points', pts(vs));
     p.setAttribute('class', cls);
@@ -638,13 +724,14 @@ function compareChart(c) {
   };
   if (lo < 0 && hi > 0) {
     const z = document.createElementNS('http://www.w3.org/2000/svg', 'line');
-    for (const [k, v] of [
+    /** @type {[string, number | string][]} */
+    const ends = [
       ['x1', 0],
       ['x2', W],
       ['y1', y(0)],
       ['y2', y(0)],
-    ])
-      z.setAttribute(k, String(v));
+    ];
+    for (const [k, v] of ends) z.setAttribute(k, String(v));
     z.setAttribute('class', 'zero');
     svg.append(z);
   }
@@ -653,6 +740,7 @@ function compareChart(c) {
 }
 
 /** One element taken apart: its code from its bits, its sub-block, the formula with its numbers. */
+/** @param {BlockResult} r @param {number} e @param {Comparison} c */
 function elementDetail(r, e, c) {
   const ex = explainElement(r, e);
   const agrees = Object.is(ex.value, r.decoded[e]) || (Number.isNaN(ex.value) && Number.isNaN(r.decoded[e]));
@@ -686,64 +774,67 @@ function elementDetail(r, e, c) {
 let inspectorRenders = 0;
 
 /** A block byte by byte: its byte diagram, the sub-block table, one element explained, every element. */
-async function renderInspector(r) {
+async function renderInspector(/** @type {BlockResult} */ r) {
   const fields = blockFields(r.format) ?? [];
   const b = r.bytes;
   const ins = $('#inspector');
-  const scalarHex = (f) => [...b.subarray(f.offset, f.offset + f.size)].reverse().map(hex).join('');
+  const scalarHex = (/** @type {{ offset: number, size: number }} */ f) =>
+    [...b.subarray(f.offset, f.offset + f.size)].reverse().map(hex).join('');
   for (const k of Object.keys(ins.dataset)) if (k !== 'testid') delete ins.dataset[k];
   ins.dataset.block = String(r.block);
   ins.dataset.format = r.format;
   if (r.reference) ins.dataset.reference = r.reference.name;
   for (const [n, v] of Object.entries(r.scalars)) ins.dataset[n] = numAttr(v);
   const unit = b.length > 64 ? 'super-block' : 'block';
-  const subTable = r.sc
-    ? el(
-        'table',
-        { class: 'subs', 'data-testid': 'sub-table' },
-        el(
-          'thead',
-          {},
+  const subScale = r.subScale; // there with sc
+  const subTable =
+    r.sc && subScale
+      ? el(
+          'table',
+          { class: 'subs', 'data-testid': 'sub-table' },
           el(
-            'tr',
+            'thead',
             {},
-            ...[
-              'j',
-              'values',
-              'sc_j',
-              'from',
-              ...(r.m ? ['m_j', 'from'] : []),
-              r.scaleName,
-              ...(r.m ? ['dmin · m_j'] : []),
-            ].map((h) => el('th', { text: h })),
-          ),
-        ),
-        el(
-          'tbody',
-          {},
-          ...Array.from(r.sc, (s, j) =>
             el(
               'tr',
-              {
-                'data-testid': 'sub-row',
-                'data-sc': String(s),
-                'data-scale': String(r.subScale[j]),
-                ...(r.m ? { 'data-m': String(r.m[j]) } : {}),
-              },
-              el('td', { text: String(j) }),
-              el('td', { text: `${j * r.sub}…${(j + 1) * r.sub - 1}` }),
-              el('td', { class: 'num', text: String(s) }),
-              el('td', { class: 'where', text: r.scWhere[j] }),
-              ...(r.m
-                ? [el('td', { class: 'num', text: String(r.m[j]) }), el('td', { class: 'where', text: r.mWhere[j] })]
-                : []),
-              el('td', { class: 'num', text: fmtNum(r.subScale[j]) }),
-              ...(r.m ? [el('td', { class: 'num', text: fmtNum(Math.fround(r.scalars.dmin * r.m[j])) })] : []),
+              {},
+              ...[
+                'j',
+                'values',
+                'sc_j',
+                'from',
+                ...(r.m ? ['m_j', 'from'] : []),
+                r.scaleName,
+                ...(r.m ? ['dmin · m_j'] : []),
+              ].map((h) => el('th', { text: h })),
             ),
           ),
-        ),
-      )
-    : '';
+          el(
+            'tbody',
+            {},
+            ...Array.from(r.sc, (s, j) =>
+              el(
+                'tr',
+                {
+                  'data-testid': 'sub-row',
+                  'data-sc': String(s),
+                  'data-scale': String(subScale[j]),
+                  ...(r.m ? { 'data-m': String(r.m[j]) } : {}),
+                },
+                el('td', { text: String(j) }),
+                el('td', { text: `${j * r.sub}…${(j + 1) * r.sub - 1}` }),
+                el('td', { class: 'num', text: String(s) }),
+                el('td', { class: 'where', text: r.scWhere[j] }),
+                ...(r.m
+                  ? [el('td', { class: 'num', text: String(r.m[j]) }), el('td', { class: 'where', text: r.mWhere[j] })]
+                  : []),
+                el('td', { class: 'num', text: fmtNum(subScale[j]) }),
+                ...(r.m ? [el('td', { class: 'num', text: fmtNum(Math.fround(r.scalars.dmin * r.m[j])) })] : []),
+              ),
+            ),
+          ),
+        )
+      : '';
   const c = comparison(r);
   let se = 0,
     maxAbs = 0;
@@ -755,17 +846,19 @@ async function renderInspector(r) {
   const heads = ['e', ...(r.sub ? ['j'] : []), 'bits', 'q', 'x from its numbers', c.aName, c.bName, c.diff];
   const n = r.codes.length;
   const detailBox = el('div', { class: 'element-box' });
-  const pick = el('input', {
-    type: 'number',
-    min: '0',
-    max: String(n - 1),
-    value: '0',
-    id: 'element-pick',
-    'data-testid': 'element-pick',
-    'aria-label': 'element to explain',
-  });
+  const pick = /** @type {HTMLInputElement} */ (
+    el('input', {
+      type: 'number',
+      min: '0',
+      max: String(n - 1),
+      value: '0',
+      id: 'element-pick',
+      'data-testid': 'element-pick',
+      'aria-label': 'element to explain',
+    })
+  );
   const diagram = byteDiagramView(r);
-  const show = (e) => {
+  const show = (/** @type {number} */ e) => {
     if (!Number.isInteger(e) || e < 0 || e >= n) return;
     pick.value = String(e);
     detailBox.replaceChildren(elementDetail(r, e, c));
@@ -776,7 +869,7 @@ async function renderInspector(r) {
   };
   pick.addEventListener('input', () => show(Number(pick.value)));
   show(0);
-  const row = (e) => {
+  const row = (/** @type {number} */ e) => {
     const ex = explainElement(r, e, { steps: false });
     return el(
       'tr',
@@ -800,7 +893,8 @@ async function renderInspector(r) {
       el('td', { class: 'num', text: fmtNum(c.a[e] - c.b[e]) }),
     );
   };
-  const rows = (from, to) => Array.from({ length: Math.min(to, n) - from }, (_, i) => row(from + i));
+  const rows = (/** @type {number} */ from, /** @type {number} */ to) =>
+    Array.from({ length: Math.min(to, n) - from }, (_, i) => row(from + i));
   // A super-block's 256 rows go in 64 at a time, one batch per frame, so no single task builds and
   // lays out the whole table; the page is ready once every row is in.
   const CHUNK = 64;

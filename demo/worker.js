@@ -12,13 +12,62 @@ import { VALUE_TYPES, valuesSummary } from './values-view.js';
 import { renderHeatmap, sharedHistograms } from './heatmap.js';
 import { originalOf } from './formula.js';
 
+// ---- the messages (app.js sends { id, op, ...args } and reads the result) ----
+/**
+ * @typedef {Awaited<ReturnType<typeof openGGUF>>} OpenFile the file the worker holds
+ * @typedef {OpenFile['tensors'][number]} OpenTensor
+ * @typedef {string | File | (string | File)[]} Source  what the page opens: a URL or a picked file,
+ *   or a list of them (a split model's shards)
+ *
+ * @typedef {{ source: Source }} OpenArgs
+ * @typedef {{ name: string, type: number, typeName: string, dims: number[], nElements: number,
+ *   byteLength: number, unsupported: string }} TensorRow  unsupported: why it cannot be analysed, or ''
+ * @typedef {{ backend: string, version: number, alignment: number, littleEndian: boolean,
+ *   kv: { key: string, text: string }[], tensors: TensorRow[] }} OpenResult
+ *
+ * @typedef {{ name: string }} AnalyzeArgs
+ * @typedef {{ rows: number, totalRows: number, rowLen: number }} Geometry  the rows analysed
+ * @typedef {ReturnType<typeof histogram>} Histogram
+ * @typedef {ReturnType<typeof errorSummary>} ErrorSummary
+ * @typedef {{ rmse: number[], max: number[], sub: number[] }} PerMetric  per heatmap value
+ * @typedef {ErrorSummary & { format: string, blockSize: number, subBlock: number, bits: number,
+ *   hasSub: boolean, worstRmse: number, worst: PerMetric, worstValues: PerMetric,
+ *   hist: Histogram & { maxCount: number } }} FormatAnalysis  one format of a float tensor
+ *   (worst: the worst cells' indices, worstValues their values; hist: its block-RMSE histogram)
+ * @typedef {Geometry & { kind: 'values', type: string } & ReturnType<typeof valuesSummary>} ValuesAnalysis
+ * @typedef {Geometry & { kind: 'float', formats: FormatAnalysis[] }} FloatAnalysis
+ * @typedef {Geometry & { kind: 'quant', type: string, blockSize: number, subBlock: number, fields: string[],
+ *   sc: boolean, m: boolean, codes: { counts: number[], offset: number }, values: Histogram,
+ *   ruler: ErrorSummary & { worst: number[], worstValues: number[] } }} QuantAnalysis
+ * @typedef {ValuesAnalysis | FloatAnalysis | QuantAnalysis} AnalyzeResult
+ *
+ * @typedef {{ name: string, key: string } & import('./heatmap.js').View} HeatmapArgs
+ * @typedef {import('./draw.js').Drawn & { key: string, rows: number, perRow: number }} HeatmapResult
+ *
+ * @typedef {{ name: string, format: string, block: number }} BlockArgs
+ * @typedef {{ format: string, block: number, bytes: Uint8Array, original: Float32Array,
+ *   decoded: Float32Array, recon: Float32Array, quantized: boolean,
+ *   reference: { name: string, values: Float32Array } | null, referenceError: string,
+ *   scalars: Record<string, number>, codes: ArrayLike<number>, fromFields: Float32Array, sub: number,
+ *   sc: ArrayLike<number> | null, m: ArrayLike<number> | null, where: string[], subScale: Float32Array | null,
+ *   scaleName: string, scWhere: string[], mWhere: string[] }} BlockResult
+ *
+ * The tensor operations, by name: what the page sends and what it gets back. (The viewer's
+ * operations are typed where viewer-ops.js returns them.)
+ * @typedef {{ open: { args: OpenArgs, result: OpenResult }, analyze: { args: AnalyzeArgs, result: AnalyzeResult },
+ *   heatmap: { args: HeatmapArgs, result: HeatmapResult }, block: { args: BlockArgs, result: BlockResult } }} Ops
+ * @typedef {{ id: number, op: string } & Record<string, unknown>} Request
+ * @typedef {{ id: number, ok: true, result: unknown } | { id: number, ok: false, error: string, code: unknown }} Reply
+ */
+
+/** @type {Set<number>} */
 const FLOATS = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16]);
 const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
 const WORST = 8; // blocks listed as the worst of each map
 
 const asked = new URL(self.location.href).searchParams.get('backend');
 const bqPromise = init(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {});
-/** @type {any} */
+/** @type {OpenFile | null} */
 let file = null;
 /** The tensor analysed last: its f32 values, per format its blocks, and its heatmaps' values
  * (kept here: the page asks for drawn heatmaps, never for the per-block arrays). */
@@ -79,6 +128,7 @@ function worst(/** @type {ArrayLike<number>} */ v, k = WORST) {
 }
 
 const ops = {
+  /** @param {OpenArgs} args @returns {Promise<OpenResult>} */
   async open({ source }) {
     const bq = await bqPromise;
     // Forget the previous file first: after a failure nothing of it is left to disagree with the page.
@@ -104,10 +154,11 @@ const ops = {
     };
   },
 
+  /** @param {AnalyzeArgs & { gen: number }} args @returns {Promise<AnalyzeResult>} */
   async analyze({ name, gen }) {
     const bq = await bqPromise;
     await checkpoint(gen);
-    const t = tensor(name);
+    const { f: file, t } = tensor(name);
     const why = unsupported(t);
     if (why) throw new Error(`cannot analyse ${name}: ${why}`);
     const rowLen = t.dims[0] ?? 1;
@@ -118,14 +169,18 @@ const ops = {
     const x = rows === totalRows ? await bq.dequantizeTensor(file, name) : await bq.dequantizeRows(file, name, 0, rows);
     if (VALUE_TYPES.has(t.type)) {
       current = null; // no blocks to inspect
-      return { kind: 'values', ...geometry, type: typeInfo(t.type).name, ...valuesSummary(/** @type {any} */ (x)) };
+      return { kind: 'values', ...geometry, type: typeInfo(t.type).name, ...valuesSummary(x) };
     }
+    // Every other type decodes to f32.
+    if (!(x instanceof Float32Array)) throw new Error(`${name} did not decode to f32 values`);
     /** @type {Map<string, { values: ArrayLike<number>, rows: number, perRow: number }>} */
     const maps = new Map();
     const map = (/** @type {string} */ key, /** @type {ArrayLike<number>} */ values, /** @type {number} */ per) =>
       maps.set(key, { values, rows, perRow: rowLen / per });
     if (FLOATS.has(t.type)) {
+      /** @type {Map<string, Uint8Array>} */
       const q = new Map();
+      /** @type {FormatAnalysis[]} */
       const formats = [];
       /** @type {Float32Array[]} */
       const rmses = [];
@@ -157,7 +212,7 @@ const ops = {
             max: w.max.map((i) => s.maxAbs[i]),
             sub: sub ? w.sub.map((i) => sub[i]) : [],
           },
-          hist: /** @type {any} */ (null),
+          hist: { lo: 0, hi: 0, log: false, maxCount: 0, counts: [] }, // set below, once all are known
         });
       }
       await checkpoint(gen);
@@ -225,6 +280,8 @@ const ops = {
   /**
    * One of the analysed tensor's heatmaps, drawn (see heatmap.js renderHeatmap): key names the map
    * (float tensors: '<format>:rmse|max|sub'; quantized: 'f:<field>', 'sc', 'm', 'ruler').
+   * @param {HeatmapArgs} args
+   * @returns {Promise<HeatmapResult>}
    */
   async heatmap({ name, key, zoom, cx, cy, log }) {
     if (!current || current.name !== name)
@@ -241,6 +298,7 @@ const ops = {
     return { key, rows: m.rows, perRow: m.perRow, ...drawn, bitmap: oc.transferToImageBitmap() };
   },
 
+  /** @param {BlockArgs} args @returns {Promise<BlockResult>} */
   async block({ name, format, block }) {
     if (!current || current.name !== name)
       throw new Error(`${name} is not the analysed tensor; choose it in the list again`);
@@ -252,7 +310,7 @@ const ops = {
       throw new Error(`${name} has no ${fmt} block ${block}`);
     const bytes = q.slice(block * typeSize, (block + 1) * typeSize);
     const original = current.x.slice(block * blockSize, (block + 1) * blockSize);
-    const t = tensor(name);
+    const { f: file, t } = tensor(name);
     const quantized = !FLOATS.has(t.type);
     // For a float tensor the block is the chosen format's encoding of the original values; for a
     // quantized tensor it is the file's own block, compared with its Q8_0 re-quantization.
@@ -269,6 +327,7 @@ const ops = {
           at = block * blockSize,
           row = Math.floor(at / rowLen);
         const x = await bq.dequantizeRows(file, refName, row, 1);
+        if (!(x instanceof Float32Array)) throw new Error('its values are not f32');
         reference = { name: refName, values: x.slice(at - row * rowLen, at - row * rowLen + blockSize) };
       } catch (e) {
         referenceError = `could not read ${refName}: ${/** @type {Error} */ (e).message}`;
@@ -301,17 +360,24 @@ const ops = {
     };
   },
 };
-// The model viewer's operations (overview, metadata, vocabulary) over the same open file.
-Object.assign(
-  ops,
-  viewerOps(() => file),
-);
+/**
+ * Every operation by name: the tensor operations above and the model viewer's (overview, metadata,
+ * vocabulary) over the same open file. Each takes the message's arguments and the generation.
+ */
+const handlers = { ...ops, ...viewerOps(() => file) };
+/** @returns {op is keyof typeof handlers} */
+const isOp = (/** @type {string} */ op) => Object.hasOwn(handlers, op);
 
-/** @param {string} name */
+/**
+ * The open file and its tensor of that name.
+ * @param {string} name
+ * @returns {{ f: OpenFile, t: OpenTensor }}
+ */
 function tensor(name) {
-  const t = file?.tensors.find((/** @type {any} */ x) => x.name === name);
-  if (!t) throw new Error(`no tensor named ${name} in the open file`);
-  return t;
+  const f = file;
+  const t = f?.tensors.find((x) => x.name === name);
+  if (!f || !t) throw new Error(`no tensor named ${name} in the open file`);
+  return { f, t };
 }
 
 /** @param {unknown} v */
@@ -319,7 +385,7 @@ function preview(v) {
   if (typeof v === 'string') return v.length > 200 ? `${JSON.stringify(v.slice(0, 200))}...` : JSON.stringify(v);
   if (typeof v === 'bigint') return String(v);
   if (ArrayBuffer.isView(v) || Array.isArray(v)) {
-    const a = /** @type {any} */ (v);
+    const a = /** @type {ArrayLike<unknown>} */ (v);
     const items = Array.from({ length: Math.min(a.length, 6) }, (_, i) =>
       typeof a[i] === 'object' ? '[...]' : typeof a[i] === 'string' ? JSON.stringify(a[i]) : String(a[i]),
     );
@@ -328,22 +394,43 @@ function preview(v) {
   return String(v);
 }
 
+/**
+ * What a result hands over to the page rather than copying: a drawn heatmap's cells and pixels.
+ * @param {unknown} result
+ * @returns {Transferable[]}
+ */
+function transferOf(result) {
+  const r = /** @type {Partial<HeatmapResult> | null | undefined} */ (result);
+  return r?.cells ? [r.cells.buffer, r.bitmap ?? /** @type {Uint8ClampedArray} */ (r.rgba).buffer] : [];
+}
+
 // One operation at a time: each waits for the one before it (whatever its outcome).
 let queue = Promise.resolve();
-self.onmessage = (ev) => {
+self.onmessage = (/** @type {MessageEvent<Request>} */ ev) => {
   const { id, op, ...args } = ev.data;
   // A new file or tensor supersedes any analysis still running (it stops at its next checkpoint).
   if (op === 'open' || op === 'analyze') generation++;
   const gen = generation;
   queue = queue.then(async () => {
     try {
-      if (!Object.hasOwn(ops, op)) throw new Error(`unknown operation ${op}`);
-      const result = await ops[/** @type {keyof typeof ops} */ (op)]({ ...args, gen });
-      // Drawn pixels and cells move to the page rather than being copied.
-      const transfer = result?.cells ? [result.cells.buffer, result.bitmap ?? result.rgba.buffer] : [];
-      self.postMessage({ id, ok: true, result }, { transfer });
+      if (!isOp(op)) throw new Error(`unknown operation ${op}`);
+      // The arguments are the page's (app.js sends each operation's own, see Ops).
+      const run = /** @type {(args: object) => Promise<unknown>} */ (handlers[op]);
+      const result = await run({ ...args, gen });
+      /** @type {Reply} */
+      const reply = { id, ok: true, result };
+      self.postMessage(reply, { transfer: transferOf(result) });
     } catch (e) {
-      self.postMessage({ id, ok: false, error: e && e.message ? e.message : String(e), code: e?.code });
+      const message =
+        typeof e === 'object' && e !== null && 'message' in e && e.message ? String(e.message) : String(e);
+      /** @type {Reply} */
+      const reply = {
+        id,
+        ok: false,
+        error: message,
+        code: typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined,
+      };
+      self.postMessage(reply);
     }
   });
 };
