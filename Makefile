@@ -157,8 +157,9 @@ test-js: all types demo/sample.gguf | test-deps ## The JS suite (node --test), o
 test-package: all types | test-deps ## The packed tarball installed and smoke-tested in Node, Deno, Bun, workerd, Chromium, Firefox, TypeScript
 	$(NODE) --test tests/package.test.js
 
-typecheck: dev-deps ## tsc --checkJs over js/
+typecheck: dev-deps ## tsc --checkJs over js/ and demo/
 	./node_modules/.bin/tsc -p tsconfig.json
+	./node_modules/.bin/tsc -p tsconfig.demo.json
 
 fmt: dev-deps ## Format the sources: clang-format (C), prettier (JS, HTML, CSS)
 	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h src/relaxed/*.c src/relaxed/*.h tests/native/*.c tests/native/*.h
