@@ -567,6 +567,23 @@ for (const t of K_WEIGHTS)
     ratio('matvec', `${t}.q8_K`, 'simd128', PEER, BIG),
     1.3,
   ]);
+// Issue 14: the IQ4 and MXFP4 decoders at memory speed, their matvecs well ahead of the scalar build.
+for (const [t, a] of [
+  ['iq4_nl', 'q8_0'],
+  ['iq4_xs', 'q8_K'],
+  ['mxfp4', 'q8_0'],
+]) {
+  checks.push([
+    `dequantize ${t} simd128 >= 0.8x ceiling at ${BIG}`,
+    ratio('dequantize', t, 'simd128', 'ceiling', BIG),
+    0.8,
+  ]);
+  checks.push([
+    `matvec ${t}.${a} (${COLS} cols) simd128 >= 8x scalar at ${BIG}`,
+    ratio('matvec', `${t}.${a}`, 'simd128', 'scalar', BIG),
+    8,
+  ]);
+}
 // Issue 15: the resident-weight API keeps the raw kernel's speed (activations quantized per call).
 for (const [t, a] of PAIRS)
   checks.push([
