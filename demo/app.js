@@ -14,6 +14,7 @@ import { byteDiagram, elementBytes, explainElement, fmt32 } from './formula.js';
 /**
  * The worker's messages (worker.js).
  * @typedef {import('./worker.js').Ops} Ops
+ * @typedef {import('./viewer-ops.js').ViewerOps} ViewerOps
  * @typedef {import('./worker.js').Reply} Reply
  * @typedef {import('./worker.js').Source} Source
  * @typedef {import('./worker.js').OpenResult} OpenResult
@@ -65,8 +66,7 @@ worker.onmessage = (/** @type {MessageEvent<Reply>} */ ev) => {
 };
 worker.onerror = (/** @type {ErrorEvent} */ ev) => showError(`worker failed: ${ev.message}`);
 /**
- * Sends an operation to the worker; resolves with its result (the model viewer's calls, typed by
- * viewer-ops.js, go through this).
+ * Sends an operation to the worker; resolves with its result.
  * @param {string} op
  * @param {object} [args]
  * @returns {Promise<unknown>}
@@ -85,6 +85,14 @@ const post = (op, args = {}) =>
  * @returns {Promise<Ops[K]['result']>}
  */
 const call = (op, args) => /** @type {Promise<Ops[K]['result']>} */ (post(op, args));
+/**
+ * A model viewer operation of the worker (viewer-ops.js), typed as ViewerOps types it.
+ * @template {keyof ViewerOps} K
+ * @param {K} op
+ * @param {ViewerOps[K]['args']} [args]
+ * @returns {Promise<ViewerOps[K]['result']>}
+ */
+const viewerCall = (op, args) => /** @type {Promise<ViewerOps[K]['result']>} */ (post(op, args));
 
 /** The code a worker error carries (see worker.js: 'cancelled', or openGGUF's such as 'SPLIT'). */
 const codeOf = (/** @type {unknown} */ e) => (typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined);
@@ -195,7 +203,7 @@ async function openSource(source, label) {
     }
     renderList();
     $('#view').replaceChildren(el('p', { class: 'hint', text: 'Choose a tensor from the list.' }));
-    await viewerOpened(post, el, label);
+    await viewerOpened(viewerCall, el, label);
     $('#inspector').hidden = true;
     const first = state.file?.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
     if (first && first.dims.length > 1) await analyse(first.name);

@@ -7,7 +7,7 @@ const PAGE = 50;
 /**
  * Fills `box` with the metadata of the open file.
  * @param {HTMLElement} box
- * @param {(op: string, args?: object) => Promise<any>} call the worker RPC
+ * @param {import('./viewer-ops.js').ViewerCall} call the worker RPC
  * @param {(tag: string, attrs?: Record<string, any>, ...kids: any[]) => HTMLElement} el
  */
 export async function renderMeta(box, call, el) {
@@ -33,7 +33,7 @@ export async function renderMeta(box, call, el) {
     const rows = await call('meta', { query: search.value });
     if (mine !== seq) return;
     body.replaceChildren(
-      ...rows.map((/** @type {any} */ r) => {
+      ...rows.map((r) => {
         const more = r.type.startsWith('array') || r.long || r.key === 'tokenizer.chat_template';
         const value = more
           ? el(
@@ -54,7 +54,8 @@ export async function renderMeta(box, call, el) {
     );
   };
   /** Shows a whole string, or an array a page at a time. */
-  const show = async (/** @type {any} */ r) => {
+  /** @param {import('./viewer-ops.js').ViewerOps['meta']['result'][number]} r */
+  const show = async (r) => {
     if (!r.type.startsWith('array')) {
       const text = await call('metaString', { key: r.key });
       detail.replaceChildren(
@@ -93,7 +94,7 @@ export async function renderMeta(box, call, el) {
         el(
           'ol',
           { start: String(p.offset), class: 'items', 'data-testid': 'meta-items' },
-          ...p.items.map((/** @type {string} */ s) => el('li', { text: s })),
+          ...p.items.map((s) => el('li', { text: s })),
         ),
       );
     };

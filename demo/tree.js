@@ -48,8 +48,9 @@ export function tensorTree(table, onSelect) {
     for (const t of ts) {
       const l = layerOf(t.name);
       const k = groupKey(l);
-      if (!groups.has(k)) groups.set(k, { layer: l, items: [] });
-      /** @type {any} */ (groups.get(k)).items.push(t);
+      let g = groups.get(k);
+      if (!g) groups.set(k, (g = { layer: l, items: [] }));
+      g.items.push(t);
     }
     const order = [...groups.entries()].sort((a, b) => {
       // Layers in numeric order; the tensors outside them (embeddings, output) first.

@@ -193,8 +193,10 @@ export function metaArrayPage(kv, key, offset, count) {
   const from = Math.max(0, Math.min(a.length, Math.floor(offset) || 0));
   const to = Math.min(a.length, from + Math.max(0, Math.floor(count) || 0));
   const items = [];
-  for (let i = from; i < to; i++)
-    items.push(isList(a[i]) ? `[${/** @type {any} */ (a[i]).length} items]` : showValue(a[i]));
+  for (let i = from; i < to; i++) {
+    const x = a[i];
+    items.push(isList(x) ? `[${x.length} items]` : showValue(x));
+  }
   return { key, length: a.length, offset: from, items };
 }
 

@@ -2,15 +2,25 @@
 // file the worker holds, so the page never receives a whole 128k-token vocabulary to search.
 import { overviewOf, metaRows, metaArrayPage, vocabOf, searchVocab, tokenText, TOKEN_TYPES } from './viewer-data.js';
 
+/**
+ * The viewer's operations as messages, by name: what the page sends and what it gets back.
+ * @typedef {ReturnType<typeof viewerOps>} ViewerHandlers
+ * @typedef {{ [K in keyof ViewerHandlers]: { args: Parameters<ViewerHandlers[K]>[0],
+ *   result: Awaited<ReturnType<ViewerHandlers[K]>> } }} ViewerOps
+ * @typedef {<K extends keyof ViewerOps>(op: K, args?: ViewerOps[K]['args']) => Promise<ViewerOps[K]['result']>} ViewerCall
+ *   the page's RPC for them (app.js)
+ */
+
 /** Rows of the vocabulary sent per request at most. */
 const PAGE = 500;
 
 /**
  * The viewer's operations over the open file.
- * @param {() => any} current returns the worker's open file (openGGUF's result) or null
+ * @param {() => import('./worker.js').OpenFile | null} current returns the worker's open file
+ *   (openGGUF's result) or null
  */
 export function viewerOps(current) {
-  /** @type {{ file: any, vocab: ReturnType<typeof vocabOf> } | null} */
+  /** @type {{ file: import('./worker.js').OpenFile, vocab: ReturnType<typeof vocabOf> } | null} */
   let cache = null;
   const file = () => {
     const f = current();
@@ -31,7 +41,7 @@ export function viewerOps(current) {
       const f = file();
       return { ...overviewOf(f), shards: f.shards ?? 1 };
     },
-    /** Metadata rows matching query. */
+    /** Metadata rows matching query. @param {{ query?: string }} a */
     async meta({ query = '' }) {
       return metaRows(file().kv, String(query));
     },
@@ -41,13 +51,14 @@ export function viewerOps(current) {
     },
     /** The full text of a string value (the chat template). @param {{ key: string }} a */
     async metaString({ key }) {
-      const e = file().kv.find((/** @type {any} */ x) => x.key === key);
+      const e = file().kv.find((x) => x.key === key);
       if (!e || typeof e.value !== 'string') throw new RangeError(`${key} is not a string in this file`);
       return e.value;
     },
     /**
      * Searches the vocabulary (see searchVocab) and returns the number of matches and rows
      * [offset, offset + count) of them: id, token shown faithfully, UTF-8 hex, score, type.
+     * @param {{ query?: string, offset?: number, count?: number }} a
      */
     async vocab({ query = '', offset = 0, count = 100 }) {
       const v = vocab();

@@ -41,7 +41,7 @@ for (const t of tabs()) {
 
 /**
  * Fills the panels for the file the worker has just opened. Resolves when all three are drawn.
- * @param {(op: string, args?: object) => Promise<any>} call the worker RPC
+ * @param {import('./viewer-ops.js').ViewerCall} call the worker RPC
  * @param {(tag: string, attrs?: Record<string, any>, ...kids: any[]) => HTMLElement} el
  * @param {string} label the file's name or URL
  */

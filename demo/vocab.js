@@ -8,7 +8,7 @@ const FETCH = 200; // rows asked of the worker at a time
 /**
  * Fills `box` with the vocabulary browser of the open file.
  * @param {HTMLElement} box
- * @param {(op: string, args?: object) => Promise<any>} call the worker RPC
+ * @param {import('./viewer-ops.js').ViewerCall} call the worker RPC
  * @param {(tag: string, attrs?: Record<string, any>, ...kids: any[]) => HTMLElement} el
  */
 export async function renderVocab(box, call, el) {
@@ -37,7 +37,7 @@ export async function renderVocab(box, call, el) {
   list.append(spacer);
   /** Matches of the current query: total and the rows fetched so far, by position. */
   let total = 0;
-  /** @type {Map<number, any>} */
+  /** @type {Map<number, import('./viewer-ops.js').ViewerOps['vocab']['result']['rows'][number]>} */
   let cache = new Map();
   let seq = 0;
   /** @type {Set<number>} page starts being fetched */
@@ -48,7 +48,7 @@ export async function renderVocab(box, call, el) {
     asked.add(start);
     const r = await call('vocab', { query: search.value, offset: start, count: FETCH });
     if (mine !== seq) return;
-    r.rows.forEach((/** @type {any} */ x, /** @type {number} */ i) => cache.set(start + i, x));
+    r.rows.forEach((x, i) => cache.set(start + i, x));
     draw();
   };
 
@@ -95,7 +95,7 @@ export async function renderVocab(box, call, el) {
     const r = await call('vocab', { query: search.value, offset: 0, count: FETCH });
     if (mine !== seq) return;
     total = r.total;
-    r.rows.forEach((/** @type {any} */ x, /** @type {number} */ i) => cache.set(i, x));
+    r.rows.forEach((x, i) => cache.set(i, x));
     box.dataset.size = String(r.size);
     box.dataset.total = String(r.total);
     box.dataset.query = search.value;

@@ -53,7 +53,7 @@ import { originalOf } from './formula.js';
  *   scaleName: string, scWhere: string[], mWhere: string[] }} BlockResult
  *
  * The tensor operations, by name: what the page sends and what it gets back. (The viewer's
- * operations are typed where viewer-ops.js returns them.)
+ * operations: ViewerOps in viewer-ops.js.)
  * @typedef {{ open: { args: OpenArgs, result: OpenResult }, analyze: { args: AnalyzeArgs, result: AnalyzeResult },
  *   heatmap: { args: HeatmapArgs, result: HeatmapResult }, block: { args: BlockArgs, result: BlockResult } }} Ops
  * @typedef {{ id: number, op: string } & Record<string, unknown>} Request
