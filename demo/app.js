@@ -7,7 +7,7 @@ import { tensorTree } from './tree.js';
 import { viewerOpened, viewerClosed } from './viewer.js';
 import { readLink, writeLink } from './links.js';
 import { shardNames } from './viewer-data.js';
-import { heatmapFigure, histogramBars, setMarker } from './draw.js';
+import { fmtNum, heatmapFigure, histogramBars, setMarker } from './draw.js';
 import { noteFor } from './notes.js';
 import { byteDiagram, elementBytes, explainElement, fmt32 } from './formula.js';
 
@@ -153,17 +153,6 @@ async function task(text, fn) {
     if (--running === 0) done();
   }
 }
-
-const fmtBytes = (/** @type {number} */ n) =>
-  n >= 1 << 30
-    ? `${(n / 2 ** 30).toFixed(2)} GiB`
-    : n >= 1 << 20
-      ? `${(n / 2 ** 20).toFixed(2)} MiB`
-      : n >= 1024
-        ? `${(n / 1024).toFixed(1)} KiB`
-        : `${n} B`;
-const fmtNum = (/** @type {number} */ v) =>
-  Number.isFinite(v) ? (Math.abs(v) >= 0.01 && Math.abs(v) < 1000 ? v.toFixed(4) : v.toExponential(3)) : String(v);
 
 // ---- opening files ----
 /** @param {Source} source @param {string} label */

@@ -19,7 +19,8 @@ const el = (tag, attrs = {}, ...kids) => {
   for (const k of kids) e.append(k);
   return e;
 };
-const fmtNum = (/** @type {number} */ v) =>
+/** A number for the page: 4 decimals between 0.01 and 1000, else exponent notation. */
+export const fmtNum = (/** @type {number} */ v) =>
   Number.isFinite(v) ? (Math.abs(v) >= 0.01 && Math.abs(v) < 1000 ? v.toFixed(4) : v.toExponential(3)) : String(v);
 
 /**

@@ -3,17 +3,9 @@
 // group or go to its group, Enter/Space to analyse a tensor, and a visible focus ring (style.css).
 // Rows of collapsed groups are not in the DOM, so a 291-tensor model shows ~35 rows until opened.
 import { layerOf } from './viewer-data.js';
+import { fmtBytes } from './overview.js';
 
 /** @typedef {{ name: string, typeName: string, dims: number[], byteLength: number, nElements: number, unsupported?: string }} Row */
-
-const fmtBytes = (/** @type {number} */ n) =>
-  n >= 2 ** 30
-    ? `${(n / 2 ** 30).toFixed(2)} GiB`
-    : n >= 2 ** 20
-      ? `${(n / 2 ** 20).toFixed(2)} MiB`
-      : n >= 1024
-        ? `${(n / 1024).toFixed(1)} KiB`
-        : `${n} B`;
 
 /** Groups expanded at first when a file has at most this many tensors. */
 const OPEN_ALL = 64;
