@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { parseGGUF, typeInfo, writeGGUF, GGMLType, GGUFValueType as VT } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
-import { launchDemo, ready } from './lib/browser.js';
+import { launchDemo, ready, vocabSearch } from './lib/browser.js';
 import { viewerModel, vocabTokens, ARCH } from './lib/viewer-fixture.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
@@ -125,17 +125,7 @@ test('the model viewer in headless Chromium', async (t) => {
 
     await t.test('vocabulary: text and id search, UTF-8 bytes, byte tokens, a virtualized list', async () => {
       await openTab('#tab-vocab');
-      const search = async (/** @type {string} */ q) => {
-        await page.fill('[data-testid=vocab-search]', q);
-        await page.waitForFunction(
-          (q) =>
-            document.querySelector('#vocab').dataset.query === q && document.querySelector('[data-testid=vocab-row]'),
-          q,
-        );
-        return page.$$eval('[data-testid=vocab-row]', (rs) =>
-          rs.map((r) => ({ ...r.dataset, text: r.children[1].textContent })),
-        );
-      };
+      const search = (/** @type {string} */ q) => vocabSearch(page, q);
       const tokens = vocabTokens();
       let rows = await search('日本');
       assert.deepEqual(

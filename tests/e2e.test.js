@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseGGUF, writeGGUF, GGMLType, CODEC_TYPES, typeInfo } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { rangeServer } from './lib/http-servers.js';
-import { launchDemo } from './lib/browser.js';
+import { launchDemo, vocabSearch } from './lib/browser.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -591,17 +591,7 @@ test('the demo page in headless Chromium', async (t) => {
       const tokens = g.metadata.get('tokenizer.ggml.tokens');
       const types = g.metadata.get('tokenizer.ggml.token_type');
       if ((await page.getAttribute('#tab-vocab', 'aria-expanded')) !== 'true') await page.click('#tab-vocab');
-      const search = async (q) => {
-        await page.fill('[data-testid=vocab-search]', q);
-        await page.waitForFunction(
-          (q) =>
-            document.querySelector('#vocab').dataset.query === q && document.querySelector('[data-testid=vocab-row]'),
-          q,
-        );
-        return page.$$eval('[data-testid=vocab-row]', (rs) =>
-          rs.map((r) => ({ ...r.dataset, text: r.children[1].textContent })),
-        );
-      };
+      const search = (/** @type {string} */ q) => vocabSearch(page, q);
       assert.equal(Number(await page.getAttribute('#vocab', 'data-total')), tokens.length);
       let rows = await search('日本');
       assert.deepEqual(

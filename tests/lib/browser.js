@@ -69,3 +69,23 @@ export async function launchDemo(viewport = {}) {
 export function ready(/** @type {import('playwright-core').Page} */ page, timeout = 30000) {
   return page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout });
 }
+
+/**
+ * Types q into the vocabulary browser's search and returns the rows it shows (their data
+ * attributes and token text) once the list answers that query.
+ * @param {import('playwright-core').Page} page
+ * @param {string} q
+ * @returns {Promise<Record<string, string>[]>}
+ */
+export async function vocabSearch(page, q) {
+  await page.fill('[data-testid=vocab-search]', q);
+  await page.waitForFunction(
+    (q) =>
+      /** @type {HTMLElement} */ (document.querySelector('#vocab')).dataset.query === q &&
+      document.querySelector('[data-testid=vocab-row]'),
+    q,
+  );
+  return page.$$eval('[data-testid=vocab-row]', (rs) =>
+    rs.map((r) => ({ .../** @type {HTMLElement} */ (r).dataset, text: r.children[1].textContent ?? '' })),
+  );
+}
