@@ -67,30 +67,12 @@ static inline int bq_rmatvec(const uint8_t *w, size_t rows, size_t cols, const u
                              size_t xs, size_t ys, size_t qs_off, bq_rprep_step_fn step,
                              int (*dot)(const void *, const void *, size_t, float *)) {
   if (cols % BQ_B32) return BQ_EINVAL;
-  const size_t nb = cols / BQ_B32, row = nb * xs;
+  const size_t nb = cols / BQ_B32;
   bq_rprep pr;
-  if (!bq_rprepare_q8(x, nb, ys, qs_off, &pr)) {
-    for (size_t r = 0; r < rows; r++) {
-      float acc[BQ_ACC_LANES] = {0};
-      dot(w + r * row, x, cols, acc);
-      y[r] = bq_acc_sum__simd128(acc);
-    }
-    return BQ_OK;
-  }
-  const bq_k k = bq_consts();
-  for (size_t r = 0; r < rows; r++, w += row) {
-    v128_t sum = wasm_f32x4_splat(0.0f);
-    size_t i = 0;
-    for (; i + 4 <= nb; i += 4) sum = wasm_f32x4_add(sum, step(&k, w + i * xs, &pr, i));
-    if (i < nb) {
-      uint8_t ta[4 * BQ_B32_MAX_BYTES];
-      memset(ta, 0, sizeof ta);
-      memcpy(ta, w + i * xs, (nb - i) * xs);
-      sum = wasm_f32x4_add(sum, step(&k, ta, &pr, i));
-    }
-    const v128_t t = wasm_f32x4_add(sum, wasm_i32x4_shuffle(sum, sum, 1, 0, 3, 2));
-    wasm_v128_store32_lane(y + r, wasm_f32x4_add(t, wasm_i32x4_shuffle(t, t, 2, 3, 0, 1)), 0);
-  }
+  if (!bq_rprepare_q8(x, nb, ys, qs_off, &pr))
+    bq_matvec_dots(w, rows, nb * xs, cols, x, y, dot);
+  else
+    BQ_MATVEC_ROWS(w, rows, nb, xs, y, step, &pr);
   return BQ_OK;
 }
 

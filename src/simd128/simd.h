@@ -417,6 +417,43 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int ord
 /* Terms of 4 blocks of a weight row at a against prepared activation blocks i..i+3. */
 typedef v128_t (*bq_prep_step_fn)(const bq_k *k, const uint8_t *a, const bq_prep *p, size_t i);
 
+/* y[r] for every row by the dot kernel: for activations too long to prepare. */
+static inline void bq_matvec_dots(const uint8_t *w, size_t rows, size_t row, size_t cols,
+                                  const uint8_t *x, float *y,
+                                  int (*dot)(const void *, const void *, size_t, float *)) {
+  for (size_t r = 0; r < rows; r++) {
+    float acc[BQ_ACC_LANES] = {0};
+    dot(w + r * row, x, cols, acc);
+    y[r] = bq_acc_sum__simd128(acc);
+  }
+}
+
+/* y[r] for every row of nb blocks of xs bytes at w: step's terms over groups of 4 blocks against
+ * the prepared activations pr (a zero-padded copy for the last partial group), in the dot
+ * kernel's lanes and order, then (a0 + a1) + (a2 + a3) as bq_acc_sum__simd128, with shuffles and
+ * a lane store. A macro, so that the simd128 and relaxed drivers share it over their own
+ * preparations (bq_prep, bq_rprep) and steps. */
+#define BQ_MATVEC_ROWS(w, rows, nb, xs, y, step, pr)                                               \
+  do {                                                                                             \
+    const bq_k k_ = bq_consts();                                                                   \
+    const uint8_t *w_ = (w);                                                                       \
+    for (size_t r_ = 0; r_ < (rows); r_++, w_ += (nb) * (xs)) {                                    \
+      v128_t sum_ = wasm_f32x4_splat(0.0f);                                                        \
+      size_t i_ = 0;                                                                               \
+      for (; i_ + 4 <= (nb); i_ += 4)                                                              \
+        sum_ = wasm_f32x4_add(sum_, step(&k_, w_ + i_ * (xs), (pr), i_));                          \
+      if (i_ < (nb)) {                                                                             \
+        uint8_t ta_[4 * BQ_B32_MAX_BYTES];                                                         \
+        memset(ta_, 0, sizeof ta_);                                                                \
+        memcpy(ta_, w_ + i_ * (xs), ((nb)-i_) * (xs));                                             \
+        sum_ = wasm_f32x4_add(sum_, step(&k_, ta_, (pr), i_));                                     \
+      }                                                                                            \
+      const v128_t t_ = wasm_f32x4_add(sum_, wasm_i32x4_shuffle(sum_, sum_, 1, 0, 3, 2));          \
+      wasm_v128_store32_lane((y) + r_, wasm_f32x4_add(t_, wasm_i32x4_shuffle(t_, t_, 2, 3, 0, 1)), \
+                             0);                                                                   \
+    }                                                                                              \
+  } while (0)
+
 /* y[r] for every row: the same terms as the dot kernel, summed in the same lanes and order
  * (including the zero-padded last group), so each equals the dot of that row exactly. Falls back
  * to the dot kernel when the activations are too long to prepare. */
@@ -425,31 +462,12 @@ static inline int bq_matvec_prepared(const uint8_t *w, size_t rows, size_t cols,
                                      bq_prep_step_fn step,
                                      int (*dot)(const void *, const void *, size_t, float *)) {
   if (cols % BQ_B32) return BQ_EINVAL;
-  const size_t nb = cols / BQ_B32, row = nb * xs;
+  const size_t nb = cols / BQ_B32;
   bq_prep pr;
-  if (!bq_prepare_q8(x, nb, ys, qs_off, order, &pr)) {
-    for (size_t r = 0; r < rows; r++) {
-      float acc[BQ_ACC_LANES] = {0};
-      dot(w + r * row, x, cols, acc);
-      y[r] = bq_acc_sum__simd128(acc);
-    }
-    return BQ_OK;
-  }
-  const bq_k k = bq_consts();
-  for (size_t r = 0; r < rows; r++, w += row) {
-    v128_t sum = wasm_f32x4_splat(0.0f);
-    size_t i = 0;
-    for (; i + 4 <= nb; i += 4) sum = wasm_f32x4_add(sum, step(&k, w + i * xs, &pr, i));
-    if (i < nb) {
-      uint8_t ta[4 * BQ_B32_MAX_BYTES];
-      memset(ta, 0, sizeof ta);
-      memcpy(ta, w + i * xs, (nb - i) * xs);
-      sum = wasm_f32x4_add(sum, step(&k, ta, &pr, i));
-    }
-    /* (a0 + a1) + (a2 + a3), as bq_acc_sum__simd128, with shuffles and a lane store. */
-    const v128_t t = wasm_f32x4_add(sum, wasm_i32x4_shuffle(sum, sum, 1, 0, 3, 2));
-    wasm_v128_store32_lane(y + r, wasm_f32x4_add(t, wasm_i32x4_shuffle(t, t, 2, 3, 0, 1)), 0);
-  }
+  if (!bq_prepare_q8(x, nb, ys, qs_off, order, &pr))
+    bq_matvec_dots(w, rows, nb * xs, cols, x, y, dot);
+  else
+    BQ_MATVEC_ROWS(w, rows, nb, xs, y, step, &pr);
   return BQ_OK;
 }
 
