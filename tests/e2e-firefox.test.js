@@ -5,14 +5,12 @@
 // The test compares that with the API here in Node and kills Firefox by its pid.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createDemoServer } from '../demo/server.js';
 import { parseGGUF } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
+import { firefoxResult } from './lib/browser.js';
 import { NOTES } from '../demo/notes.js';
 
 const bq = await codec();
@@ -94,21 +92,8 @@ test('the demo page in headless Firefox ESR', { timeout: 300000 }, async () => {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-ff-'));
-  const ff = spawn(
-    'firefox-esr',
-    ['--headless', '--no-remote', '--profile', dir, `http://127.0.0.1:${port}/check.html`],
-    {
-      stdio: 'ignore',
-    },
-  );
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer;
   try {
-    const r = await Promise.race([
-      result,
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('Firefox sent no result')), 240000))),
-    ]);
+    const r = await firefoxResult(`http://127.0.0.1:${port}/check.html`, result, 240000);
     assert.equal(r.ok, true, r.error);
     assert.match(r.ua, /Firefox/);
     // The sample's first float tensor, analysed: its Q4_0 row equals the API's RMSE here.
@@ -132,10 +117,6 @@ test('the demo page in headless Firefox ESR', { timeout: 300000 }, async () => {
     assert.equal(r.note, NOTES.q4_0);
     assert.equal(r.d, half(q[r.block * 18] | (q[r.block * 18 + 1] << 8)));
   } finally {
-    clearTimeout(timer);
-    ff.kill();
-    await new Promise((resolve) => (ff.exitCode !== null ? resolve(undefined) : ff.once('exit', resolve)));
     server.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

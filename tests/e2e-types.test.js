@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseGGUF, typeInfo, blockFields } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
-import { launchDemo, ready as pageReady } from './lib/browser.js';
+import { inspected, launchDemo, ready as pageReady } from './lib/browser.js';
 import { Bytes } from './lib/gguf-bytes.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
@@ -109,14 +109,7 @@ test('every block type in the sample opens in the demo', async (t) => {
         const total = hist.counts.split(',').reduce((a, c) => a + Number(c), 0);
         assert.equal(total, (raw.length / typeSize) * blockSize);
         await page.click('[data-testid=heatmap]', { position: { x: 2, y: 2 } });
-        await page.waitForFunction(
-          (f) =>
-            document.body.dataset.ready === 'true' &&
-            !document.querySelector('[data-testid=block-inspector]').hidden &&
-            document.querySelector('[data-testid=block-inspector]').dataset.format === f,
-          fmt,
-          { timeout: 30000 },
-        );
+        await inspected(page, fmt);
         const ins = await page.$eval('[data-testid=block-inspector]', (e) => ({ ...e.dataset }));
         assert.equal(Number(ins.block), 0);
         const b = raw.subarray(0, typeSize);

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseGGUF, writeGGUF, GGMLType, CODEC_TYPES, typeInfo } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { rangeServer } from './lib/http-servers.js';
-import { launchDemo, vocabSearch } from './lib/browser.js';
+import { inspected, launchDemo, vocabSearch } from './lib/browser.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -285,13 +285,7 @@ test('the demo page in headless Chromium', async (t) => {
         await page.click('[data-testid=heatmap]', {
           position: { x: (2.5 / 4) * box.width, y: (5.5 / 96) * box.height },
         });
-        await page.waitForFunction(
-          (f) =>
-            document.body.dataset.ready === 'true' &&
-            !document.querySelector('[data-testid=block-inspector]').hidden &&
-            document.querySelector('[data-testid=block-inspector]').dataset.format === f,
-          fmt,
-        );
+        await inspected(page, fmt);
         const ins = await page.$eval('[data-testid=block-inspector]', (e) => ({ ...e.dataset }));
         const block = 5 * 4 + 2;
         assert.equal(Number(ins.block), block);

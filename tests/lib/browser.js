@@ -1,5 +1,7 @@
 // Headless Chromium (Debian's /usr/bin/chromium through playwright-core) on the demo page served
-// by demo/server.js on 127.0.0.1, port 0: the launcher the demo's e2e test files share.
+// by demo/server.js on 127.0.0.1, port 0: the launcher the demo's e2e test files share; and
+// headless Firefox ESR for pages that report their result back to the test's server.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,4 +90,49 @@ export async function vocabSearch(page, q) {
   return page.$$eval('[data-testid=vocab-row]', (rs) =>
     rs.map((r) => ({ .../** @type {HTMLElement} */ (r).dataset, text: r.children[1].textContent ?? '' })),
   );
+}
+
+/**
+ * Waits until the page is ready with the block inspector open on a block of format.
+ * @param {import('playwright-core').Page} page
+ * @param {string} format
+ * @param {number} [timeout]
+ */
+export function inspected(page, format, timeout = 30000) {
+  return page.waitForFunction(
+    (f) => {
+      const ins = /** @type {HTMLElement} */ (document.querySelector('[data-testid=block-inspector]'));
+      return document.body.dataset.ready === 'true' && !ins.hidden && ins.dataset.format === f;
+    },
+    format,
+    { timeout },
+  );
+}
+
+/**
+ * Opens url in headless Firefox ESR (Debian's, started directly: Playwright cannot drive that
+ * build) with a fresh profile, and resolves with what result resolves to (the page's report,
+ * received by the caller's server); rejects after timeoutMs. Firefox has exited and its profile
+ * is gone when this settles.
+ * @param {string} url
+ * @param {Promise<any>} result
+ * @param {number} timeoutMs
+ * @returns {Promise<any>}
+ */
+export async function firefoxResult(url, result, timeoutMs) {
+  const dir = mkdtempSync(join(tmpdir(), 'bq-firefox-'));
+  const ff = spawn('firefox-esr', ['--headless', '--no-remote', '--profile', dir, url], { stdio: 'ignore' });
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  try {
+    return await Promise.race([
+      result,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('Firefox sent no result')), timeoutMs))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    ff.kill();
+    await new Promise((resolve) => (ff.exitCode !== null ? resolve(undefined) : ff.once('exit', resolve)));
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

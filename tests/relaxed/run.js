@@ -1,10 +1,6 @@
 // Opens tests/relaxed/index.html in headless Chromium (Debian's, through playwright-core) and
 // returns what the page reports (window.result). Node-only.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { launchChromium } from '../lib/browser.js';
+import { firefoxResult, launchChromium } from '../lib/browser.js';
 import { serveRepo } from './serve.js';
 
 /**
@@ -55,21 +51,10 @@ export async function runPageFirefox(query, timeoutMs = 300000) {
   const result = new Promise((resolve) => (got = resolve));
   const server = await serveRepo(0, (v) => got(v));
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const dir = mkdtempSync(join(tmpdir(), 'bq-relaxed-ff-'));
   const url = `http://127.0.0.1:${port}/tests/relaxed/index.html${query}${query ? '&' : '?'}post=1`;
-  const ff = spawn('firefox-esr', ['--headless', '--no-remote', '--profile', dir, url], { stdio: 'ignore' });
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer;
   try {
-    return await Promise.race([
-      result,
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('Firefox sent no result')), timeoutMs))),
-    ]);
+    return await firefoxResult(url, result, timeoutMs);
   } finally {
-    clearTimeout(timer);
-    ff.kill();
-    await new Promise((resolve) => (ff.exitCode !== null ? resolve(undefined) : ff.once('exit', resolve)));
     server.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
