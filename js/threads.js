@@ -3,23 +3,26 @@
 // The main thread instantiates the threads build (wasm/blockquant-threads.wasm: SIMD128 kernels,
 // shared memory imported, atomics and bulk memory) on a shared memory, and wraps that instance in
 // an ordinary Codec, which owns the memory layout (js/tensor.js: staging, then the heap of
-// resident tensors). n workers (js/worker-core.js) instantiate the same module on the same memory;
-// each gets a stack, a TLS block and a kernel scratch block taken from that heap (the kernels
-// reach all the scratch they write through _Thread_local pointers, src/simd128/threads.c). The
-// workers never allocate: the main thread places inputs, outputs and weights, and sends each
-// worker a list of kernel calls on (pointer, count) ranges. A matvec is split by rows, a
-// dequantize or quantize by blocks; every output element is computed by the same kernel on the
-// same inputs as with one thread, so the results are identical bit for bit. A handle's weights are
-// shared, never copied.
+// resident tensors). n - 1 workers (js/worker-core.js) instantiate the same module on the same
+// memory; each gets a stack, a TLS block and a kernel scratch block taken from that heap (the
+// kernels reach all the scratch they write through _Thread_local pointers,
+// src/simd128/threads.c). The workers never allocate: the main thread places inputs, outputs and
+// weights, and sends each worker a list of kernel calls on (pointer, count) ranges. The calling
+// thread is the n-th thread (as in ggml's own thread pool): it wakes the workers and then takes
+// chunks of the same work itself, so a call starts at once and a worker that wakes late only takes
+// fewer chunks, or none. A matvec is split by rows, a dequantize or quantize by blocks; every
+// output element is computed by the same kernel on the same inputs as with one thread, so the
+// results are identical bit for bit. A handle's weights are shared, never copied.
 //
 // The heavy calls (matvec, matvecs, dequantize, quantize) return Promises: a browser's main
-// thread cannot block on workers. Calls are run one after another, in call order. Everything else
+// thread cannot block on workers (it does its own share of the work synchronously, as a one-thread
+// codec does all of it, then waits for the workers' last chunks without blocking). Calls are run one after another, in call order. Everything else
 // is the synchronous Codec API of the main instance.
 
 import { GGMLType, typeId, typeInfo, byteLength } from './types.js';
 import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
-import { CTL, kernelNames } from './worker-core.js';
+import { CTL, kernelNames, run } from './worker-core.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -34,6 +37,8 @@ const ROUND_BYTES = 32 << 20;
 /** Below this many bytes of weights (or of output), a call runs on the main instance alone: a
  * round trip to the workers costs about as much as a 64 KiB matvec. */
 const MIN_SPLIT_BYTES = 64 << 10;
+/** How long the main thread polls for a worker's last chunk before it waits on the event loop (ms). */
+const POLL_MS = 1;
 
 /**
  * @typedef {object} ThreadOptions
@@ -246,12 +251,72 @@ export class Pool {
   }
 
   /**
-   * Writes a job into worker i's control block and wakes it; resolves when it is done.
+   * Runs a shared round: the same claimed calls (js/worker-core.js: '@' + kernel, the units of
+   * each job taken chunk by chunk from an atomic counter) on every worker and on the calling
+   * thread, which runs them with local() right after waking the workers. A worker that has not
+   * woken by the time local() returned finds nothing left: the round is taken back from it
+   * (Atomics protocol) instead of waiting for its wake. Resolves when every worker that took part
+   * is done.
+   * @param {KernelCall[]} calls claimed calls only
+   * @param {(calls: KernelCall[]) => void} local runs claimed calls on the calling thread's instance
+   * @returns {Promise<void>}
+   * @throws {Error} (rejects) local()'s or a worker's failure, a worker that died, a closed pool
+   */
+  async share(calls, local) {
+    if (this.#dead) throw this.#dead;
+    if (calls.some((c) => c[0][0] !== '@')) throw new Error('blockquant: a shared round takes claimed calls only');
+    const ctl = this.#ctl;
+    if (ctl) {
+      const room = CTL.BYTES / 4 - CTL.JOB;
+      let used = 0,
+        c = 0;
+      while (c < calls.length && used + calls[c].length + 1 <= room) used += calls[c++].length + 1;
+      if (c === 0) throw new Error('blockquant: a kernel call too long for the control block');
+      if (c < calls.length) {
+        // Claimed calls are independent: the rest in later rounds.
+        await this.share(calls.slice(0, c), local);
+        return this.share(calls.slice(c), local);
+      }
+    }
+    /** @type {Promise<void>[]} */
+    const done = [];
+    /** @type {number[]} */
+    const seqs = [];
+    if (ctl) this.#workers.forEach((_, i) => seqs.push(this.#send(i, calls)));
+    else
+      this.#workers.forEach((w) => {
+        const id = this.#next++;
+        w.ref?.();
+        done.push(new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject })));
+        w.post({ type: 'run', id, calls });
+      });
+    /** @type {unknown} */
+    let failed = null;
+    try {
+      local(calls);
+    } catch (e) {
+      failed = e;
+    }
+    if (ctl)
+      seqs.forEach((seq, i) => {
+        // Still posted (the worker has not taken it): take it back; else wait until it is done.
+        if (Atomics.compareExchange(ctl[i].i32, CTL.GATE, seq, 0) !== seq) done.push(this.#wait(i, seq));
+      });
+    try {
+      await this.#settle(done);
+    } finally {
+      if (this.#pending.size === 0) this.#idle();
+    }
+    if (failed) throw failed;
+  }
+
+  /**
+   * Writes a job into worker i's control block and wakes it.
    * @param {number} i
    * @param {KernelCall[]} list
-   * @returns {Promise<void>}
+   * @returns {number} the round's number, for #wait
    */
-  async #post(i, list) {
+  #send(i, list) {
     const c = /** @type {{ i32: Int32Array, u32: Uint32Array, seq: number }[]} */ (this.#ctl)[i];
     this.#workers[i].ref?.();
     let p = CTL.JOB;
@@ -266,8 +331,24 @@ export class Pool {
     }
     c.i32[CTL.NCALLS] = list.length;
     const seq = ++c.seq;
+    Atomics.store(c.i32, CTL.GATE, seq);
     Atomics.store(c.i32, CTL.SEQ, seq);
     Atomics.notify(c.i32, CTL.SEQ);
+    return seq;
+  }
+
+  /**
+   * Resolves when worker i has done round seq; rejects with its failure.
+   * @param {number} i
+   * @param {number} seq
+   * @returns {Promise<void>}
+   */
+  async #wait(i, seq) {
+    const c = /** @type {{ i32: Int32Array, u32: Uint32Array, seq: number }[]} */ (this.#ctl)[i];
+    // The worker is usually on its last chunk: poll briefly before handing the wait to the event
+    // loop, whose wake costs more than a chunk.
+    const until = performance.now() + POLL_MS;
+    while (Atomics.load(c.i32, CTL.DONE) !== seq && performance.now() < until);
     // A wake may be stale: a worker that found nothing left to claim finishes a round before the
     // main thread waits, and its notify can then land on the next round's wait. Wait until DONE
     // is this round.
@@ -282,6 +363,16 @@ export class Pool {
       bytes.set(new Uint8Array(c.i32.buffer, c.i32.byteOffset + CTL.MSG * 4, bytes.length));
       throw new Error(new TextDecoder().decode(bytes));
     }
+  }
+
+  /**
+   * Writes a job into worker i's control block and wakes it; resolves when it is done.
+   * @param {number} i
+   * @param {KernelCall[]} list
+   * @returns {Promise<void>}
+   */
+  #post(i, list) {
+    return this.#wait(i, this.#send(i, list));
   }
 
   /**
@@ -360,8 +451,10 @@ export class ThreadedCodec {
     this.#held = held;
     this.#k = /** @type {Record<string, Function>} */ (/** @type {unknown} */ (codec.exports));
     this.#mem = /** @type {WebAssembly.Memory} */ (codec.exports.memory);
-    /** Worker threads the heavy calls are split over. */
-    this.threads = pool.size;
+    /** Threads the heavy calls are split over: the workers and the calling thread. */
+    this.threads = pool.size + 1;
+    /** Worker threads started (threads - 1). */
+    this.workers = pool.size;
     /** The build the workers run ('simd128': the threads build has the SIMD128 kernels). */
     this.backend = codec.backend;
     /** The main instance's raw wasm exports, for tests and benchmarks. */
@@ -392,15 +485,10 @@ export class ThreadedCodec {
     return p;
   }
 
-  /** @param {KernelCall[][]} calls */
-  #run(calls) {
-    this.rounds++;
-    return this.#pool.run(calls);
-  }
-
   /**
-   * Runs claimed calls (js/worker-core.js: the workers take chunks of each job's units until none
-   * is left) on every worker; each job's counter is an i32 at counters + 4 * i, zeroed here.
+   * Runs claimed calls (js/worker-core.js: the threads take chunks of each job's units until none
+   * is left) on every worker and on this thread (Pool.share); each job's counter is an i32 at
+   * counters + 4 * i, zeroed here.
    * @param {number} counters the address of jobs.length i32 in scratch
    * @param {{ name: string, total: number, ci: number, cs: number, args: [number, number][] }[]} jobs
    *   a kernel over units [0, total): n units at start call it with base + start * stride for
@@ -408,7 +496,7 @@ export class ThreadedCodec {
    */
   #claimed(counters, jobs) {
     new Int32Array(this.#mem.buffer, counters, jobs.length).fill(0);
-    // About 4 chunks per worker: small enough to even out a late worker, large enough that the
+    // About 4 chunks per thread: small enough to even out a late worker, large enough that the
     // per-call work (a matvec prepares its activations on every call) stays small.
     const calls = jobs.map(
       (j, i) =>
@@ -422,7 +510,10 @@ export class ThreadedCodec {
           ...j.args.flat(),
         ]),
     );
-    return this.#run(Array.from({ length: this.threads }, () => calls));
+    this.rounds++;
+    return this.#pool.share(calls, (part) => {
+      for (const [name, ...args] of part) run(this.#k, name, args, this.#mem);
+    });
   }
 
   /**
@@ -805,9 +896,9 @@ export function spawnBrowser() {
 }
 
 /**
- * A codec on n worker threads where this runtime can run them (see threadsUnsupported), or else
+ * A codec on n threads (n - 1 workers and the calling thread) where this runtime can run them (see threadsUnsupported), or else
  * the synchronous codec of single() with threads = 1, without an error.
- * @param {number} n worker threads, an integer >= 1
+ * @param {number} n threads, an integer >= 1: the calling thread and n - 1 workers
  * @param {{ module: () => Promise<WebAssembly.Module>, spawn: Spawn | null, single: () => Promise<Codec>,
  *   stagingBytes?: number } & ThreadOptions} env how this runtime loads the threads build and
  *   starts workers, and the thresholds of ThreadOptions
@@ -843,7 +934,7 @@ export async function initThreads(n, env) {
   /** @type {Tensor[]} */
   const held = [];
   const blocks = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < n - 1; i++) {
     const size = STACK_BYTES + tlsBytes + scratchBytes + CTL.BYTES;
     const t = codec.tensor(GGMLType.F32, new Uint8Array(size), 1, size / 4);
     held.push(t);
@@ -853,7 +944,7 @@ export async function initThreads(n, env) {
   }
   let pool;
   try {
-    pool = await Pool.start(n, env.spawn, module, memory, blocks);
+    pool = await Pool.start(n - 1, env.spawn, module, memory, blocks);
   } catch {
     for (const t of held) t.dispose();
     return one();

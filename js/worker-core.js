@@ -15,8 +15,12 @@
 //     a failure (a trap, a kernel status other than 0):    out: { type: 'error', id, message }
 // - ctl = the address of this worker's control block (CTL below), where the runtime has
 //   Atomics.waitAsync for the main thread: the worker sleeps in Atomics.wait on the block's SEQ
-//   word, runs the calls written in the block, writes STATUS (and the message of a failure) and
-//   stores SEQ into DONE with a notify. No message per call: a round trip is a futex wake each way.
+//   word, takes the round by turning GATE from SEQ to -SEQ (the main thread may have taken it back
+//   first: it turns GATE to 0 when it did all of a shared round's work itself before this worker
+//   woke, and then the worker skips the round), runs the calls written in the block, writes STATUS
+//   (and the message of a failure) and stores SEQ into DONE with a notify. No message per call: a
+//   round trip is a futex wake each way. After a round the worker polls SEQ for SPIN_MS before it
+//   sleeps, so that back-to-back calls (a layer's matvecs) do not each wait for a wake.
 
 /** The control block of the Atomics protocol: i32 word indexes, and its size in bytes. */
 export const CTL = Object.freeze({
@@ -25,11 +29,15 @@ export const CTL = Object.freeze({
   STATUS: 2, // 0 ok, 1 failed
   MSGLEN: 3, // bytes of the failure message at MSG
   NCALLS: 4, // calls in the job at JOB
+  GATE: 5, // SEQ when posted, -SEQ once the worker took the round, 0 when the main thread took it back
   MSG: 16, // word index of up to MSG_BYTES of UTF-8
   MSG_BYTES: 1024,
   JOB: 16 + 256, // word index of the calls: [kernel index, argc, ...args] each
   BYTES: 8192,
 });
+
+/** How long a worker polls for the next round before it sleeps (ms). */
+export const SPIN_MS = 0.2;
 
 /**
  * @typedef {{ type: 'init', module: WebAssembly.Module, memory: WebAssembly.Memory, stack: number, tls: number,
@@ -74,7 +82,7 @@ function call(k, name, args) {
  * @param {number[]} a
  * @param {WebAssembly.Memory} memory
  */
-function claim(k, name, a, memory) {
+export function claim(k, name, a, memory) {
   const [counter, total, chunk, ci, cs] = a;
   const ctr = new Int32Array(memory.buffer, counter, 1);
   for (let start; (start = Atomics.add(ctr, 0, 1) * chunk) < total;) {
@@ -91,7 +99,7 @@ function claim(k, name, a, memory) {
  * @param {number[]} args
  * @param {WebAssembly.Memory} memory
  */
-function run(k, name, args, memory) {
+export function run(k, name, args, memory) {
   if (name[0] === '@') claim(k, name.slice(1), args, memory);
   else call(k, name, args);
 }
@@ -112,10 +120,17 @@ function loop(k, names, memory, ctl) {
   // the ready message and this line, and the main thread would wait for it forever.
   let seen = 0;
   for (;;) {
+    if (Atomics.load(i32, CTL.SEQ) === seen) {
+      const until = performance.now() + SPIN_MS;
+      while (Atomics.load(i32, CTL.SEQ) === seen && performance.now() < until);
+    }
     // A wake may be stale (the notify of a round already run, delayed on the main thread): sleep
     // until SEQ has moved.
     while (Atomics.load(i32, CTL.SEQ) === seen) Atomics.wait(i32, CTL.SEQ, seen);
     seen = Atomics.load(i32, CTL.SEQ);
+    // Taken back by the main thread (it did the whole shared round before this worker woke), or
+    // already followed by a newer round: nothing to run, no DONE to write.
+    if (Atomics.compareExchange(i32, CTL.GATE, seen, -seen) !== seen) continue;
     let status = 0;
     try {
       for (let c = 0, p = CTL.JOB, n = i32[CTL.NCALLS]; c < n; c++) {

@@ -27,6 +27,21 @@ const APP = join(TMP, 'app');
 const expected = {};
 /** @type {Record<string, string>} */
 const versions = { node: process.version };
+/**
+ * Threads that init({ threads: 2 }) gets in each runtime (pages served cross-origin isolated). An
+ * esbuild bundle does not emit the worker script that new URL('./worker.js', import.meta.url)
+ * names, so there the workers cannot start and init falls back to one thread, without an error.
+ * @type {Record<string, number>}
+ */
+const THREADS = {
+  node: 2,
+  deno: 2,
+  bun: 2,
+  'chromium-plain': 2,
+  'chromium-vite': 2,
+  'chromium-esbuild': 1,
+  firefox: 2,
+};
 
 /**
  * The JSON that `npm pack --json` prints after whatever its prepack step printed (make's own
@@ -46,6 +61,19 @@ function assertResults(results, where) {
     assert.deepEqual(r.failures, [], `${where} (${r.backend})`);
     assert.equal(r.digest, expected[r.backend], `${where}: ${r.backend} results differ from js/ in Node`);
   }
+}
+
+/**
+ * A smokeThreads result: no failures, on the thread count expected there (or whatever the runtime
+ * gave, when expected is undefined).
+ * @param {any} r
+ * @param {string} where
+ * @param {number} [threads]
+ */
+function assertThreads(r, where, threads) {
+  assert.ok(r && Array.isArray(r.failures), `${where}: ${JSON.stringify(r)}`);
+  assert.deepEqual(r.failures, [], where);
+  if (threads !== undefined) assert.equal(r.threads, threads, `${where}: threads`);
 }
 
 before(async () => {
@@ -108,7 +136,10 @@ test('Node, Deno and Bun run the smoke script against the installed package', as
   for (const [name, [cmd, args]] of Object.entries(runtimes)) {
     await t.test(name, async () => {
       const { stdout } = await run(/** @type {string} */ (cmd), /** @type {string[]} */ (args), { cwd: APP, env });
-      assertResults(JSON.parse(stdout), name);
+      const out = JSON.parse(stdout);
+      assertResults(out.results, name);
+      assertThreads(out.threads, `${name} on threads`, THREADS[name]);
+      t.diagnostic(`${name}: ${out.threads.threads} threads`);
     });
   }
   t.diagnostic(`node ${versions.node}, ${versions.deno}, bun ${versions.bun}`);
@@ -224,7 +255,12 @@ function startServer() {
     try {
       if (path.includes('..')) throw new Error('no');
       const data = readFileSync(join(APP, path));
-      res.writeHead(200, { 'Content-Type': /** @type {any} */ (MIME)[extname(path)] ?? 'application/octet-stream' });
+      res.writeHead(200, {
+        'Content-Type': /** @type {any} */ (MIME)[extname(path)] ?? 'application/octet-stream',
+        // cross-origin isolated: shared memory for init({ threads })
+        'Cross-Origin-Opener-Policy': 'same-origin',
+        'Cross-Origin-Embedder-Policy': 'require-corp',
+      });
       res.end(data);
     } catch {
       res.writeHead(404).end();
@@ -299,10 +335,15 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
         await p.goto(`http://127.0.0.1:${port}/web/${build}/index.html?name=chromium-${build}`);
         const pg = await srv.result(`chromium-${build}-page`);
         const wk = await srv.result(`chromium-${build}-worker`);
+        const pt = await srv.result(`chromium-${build}-page-threads`);
+        const wt = await srv.result(`chromium-${build}-worker-threads`);
         await p.close();
         assert.deepEqual(errors, []);
         assertResults(pg.value, `Chromium ${build} page`);
         assertResults(wk.value, `Chromium ${build} worker`);
+        assertThreads(pt.value, `Chromium ${build} page on threads`, THREADS[`chromium-${build}`]);
+        assertThreads(wt.value, `Chromium ${build} worker on threads`, THREADS[`chromium-${build}`]);
+        t.diagnostic(`Chromium ${build}: page ${pt.value.threads} threads, worker ${wt.value.threads}`);
         const wasm = pg.requests.filter((/** @type {string} */ r) => r.endsWith('.wasm'));
         if (build !== 'esbuild') {
           // Only the selected build is downloaded (relaxed: Chromium passes the relaxed-SIMD probe),
@@ -310,7 +351,9 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
           assert.equal(wasm.length, 1, `page requests: ${pg.requests.join(' ')}`);
           assert.match(wasm[0], /relaxed.*\.wasm$/);
           assert.ok(
-            !pg.requests.some((/** @type {string} */ r) => /wasm\/(relaxed|simd128)\.js|(relaxed|simd128)-.*\.js/.test(r)),
+            !pg.requests.some((/** @type {string} */ r) =>
+              /wasm\/(relaxed|simd128)\.js|(relaxed|simd128)-.*\.js/.test(r),
+            ),
             pg.requests.join(' '),
           );
         }
@@ -334,6 +377,11 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
       const wk = await srv.result('firefox-worker');
       assertResults(pg.value, 'Firefox page');
       assertResults(wk.value, 'Firefox worker');
+      const pt = await srv.result('firefox-page-threads');
+      const wt = await srv.result('firefox-worker-threads');
+      assertThreads(pt.value, 'Firefox page on threads', THREADS.firefox);
+      assertThreads(wt.value, 'Firefox worker on threads', THREADS.firefox);
+      t.diagnostic(`Firefox: page ${pt.value.threads} threads, worker ${wt.value.threads}`);
     } finally {
       ff.kill();
     }

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { CODEC_TYPES, typeInfo, byteLength, init } from '../js/index-node.js';
 import { spawnNode, threadsModuleFile } from '../js/threads-node.js';
 import { Pool, initThreads, threadsUnsupported } from '../js/threads.js';
-import { CTL } from '../js/worker-core.js';
+import { CTL, run as runKernel } from '../js/worker-core.js';
 import { SEED, firstDiff, rng } from './lib/helpers.js';
 
 // The threads build has the SIMD128 kernels: the one-thread reference is the simd128 build.
@@ -43,6 +43,7 @@ for (const n of [2, 3]) {
     const bq = await init({ threads: n, minSplitBytes: 0 });
     try {
       assert.equal(bq.threads, n);
+      assert.equal(bq.workers, n - 1, 'the calling thread is one of the n threads');
       let seed = SEED;
       for (const t of MATVEC) {
         const b = Math.max(typeInfo(t).blockSize, 32);
@@ -179,7 +180,7 @@ async function rawPool(n, atomics, spawn = spawnNode) {
     return { stack: base + (256 << 10), tls: base + (256 << 10), scratch: base + (256 << 10) + 64, ctl };
   });
   assert.ok(ex.bq_thread_scratch_bytes() + (256 << 10) + 64 + CTL.BYTES <= 16 * 65536);
-  return { pool: await Pool.start(n, spawn, module, memory, blocks), memory };
+  return { pool: await Pool.start(n, spawn, module, memory, blocks), memory, ex };
 }
 
 // Both protocols: Atomics (where Atomics.waitAsync exists, as in Node) and messages (elsewhere).
@@ -269,6 +270,148 @@ test('atomics: a stale wake (a notify of a round already settled) does not end t
   assert.equal(settled, 'done');
   pool.close();
 });
+
+/**
+ * A pool of one fake worker on the Atomics protocol (the test plays the worker on its control
+ * block), with the threads build's first instance on the same memory for the calling thread.
+ */
+async function fakePool() {
+  const module = await threadsModuleFile();
+  const memory = new WebAssembly.Memory({ initial: 300, maximum: 65536, shared: true });
+  const inst = await WebAssembly.instantiate(module, { env: { memory } });
+  const ctl = 290 * 65536;
+  /** @type {import('../js/threads.js').WorkerLike} */
+  const fake = {
+    post: () => undefined,
+    onMessage: (f) => queueMicrotask(() => f({ type: 'ready' })),
+    onError: () => undefined,
+    terminate: () => undefined,
+  };
+  const pool = await Pool.start(1, () => fake, module, memory, [{ stack: 0, tls: 0, scratch: 0, ctl }]);
+  const i32 = new Int32Array(memory.buffer, ctl, CTL.BYTES / 4);
+  const ex = /** @type {Record<string, any>} */ (inst.exports);
+  /** @param {import('../js/threads.js').KernelCall[]} part */
+  const local = (part) => {
+    for (const [name, ...args] of part) runKernel(ex, name, args, memory);
+  };
+  return { pool, memory, i32, local };
+}
+
+/**
+ * A claimed Q4_0 dequantize of blocks random blocks at q (in memory) to y, the counter at ctr.
+ * @param {WebAssembly.Memory} memory
+ */
+function sharedDequantize(memory, blocks, seed) {
+  const q = 1 << 20,
+    y = 2 << 20,
+    ctr = 3 << 20;
+  const { bytes } = problem('q4_0', blocks, 32, seed);
+  new Uint8Array(memory.buffer, q, bytes.length).set(bytes);
+  new Int32Array(memory.buffer, ctr, 1)[0] = 0;
+  const call = /** @type {import('../js/threads.js').KernelCall} */ ([
+    '@bq_q4_0_dequantize',
+    ctr,
+    blocks,
+    7,
+    2,
+    32,
+    q,
+    18,
+    y,
+    128,
+  ]);
+  return {
+    call,
+    want: one.dequantize('q4_0', bytes),
+    got: () => new Float32Array(memory.buffer, y, blocks * 32).slice(),
+  };
+}
+
+test('shared round: a worker that has not woken is not waited for; the calling thread does all the work', async () => {
+  const { pool, memory, i32, local } = await fakePool();
+  try {
+    for (let r = 1; r <= 3; r++) {
+      const { call, want, got } = sharedDequantize(memory, 100, SEED + 70 + r);
+      // the fake worker never takes its rounds: each settles on the calling thread's work alone
+      await pool.share([call], local);
+      same(got(), want, `round ${r}`);
+      assert.equal(Atomics.load(i32, CTL.SEQ), r);
+      assert.equal(Atomics.load(i32, CTL.GATE), 0, 'the round was taken back from the worker');
+      assert.notEqual(Atomics.load(i32, CTL.DONE), r);
+    }
+  } finally {
+    pool.close();
+  }
+});
+
+test('shared round: a worker that took the round is waited for, and its failure rejects the call', async () => {
+  const { pool, memory, i32, local } = await fakePool();
+  try {
+    const { call, want, got } = sharedDequantize(memory, 50, SEED + 80);
+    /** @type {unknown} */
+    let settled;
+    // the fake worker takes the round as soon as it is posted, before the calling thread's work
+    const p = pool
+      .share([call], (part) => {
+        assert.equal(Atomics.compareExchange(i32, CTL.GATE, 1, -1), 1);
+        local(part);
+      })
+      .then(
+        () => (settled = 'done'),
+        (e) => (settled = e),
+      );
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(settled, undefined, 'the call waits for the worker that took its round');
+    Atomics.store(i32, CTL.DONE, 1);
+    Atomics.notify(i32, CTL.DONE);
+    await p;
+    assert.equal(settled, 'done');
+    same(got(), want, 'results');
+    // round 2: taken, then failed in the worker
+    const d2 = sharedDequantize(memory, 50, SEED + 81);
+    const p2 = pool.share([d2.call], (part) => {
+      Atomics.compareExchange(i32, CTL.GATE, 2, -2);
+      local(part);
+    });
+    const msg = new TextEncoder().encode('worker trap');
+    new Uint8Array(memory.buffer, i32.byteOffset + CTL.MSG * 4, msg.length).set(msg);
+    i32[CTL.MSGLEN] = msg.length;
+    i32[CTL.STATUS] = 1;
+    Atomics.store(i32, CTL.DONE, 2);
+    Atomics.notify(i32, CTL.DONE);
+    await assert.rejects(p2, /worker trap/);
+  } finally {
+    pool.close();
+  }
+});
+
+for (const mode of ['atomics', 'messages']) {
+  test(`${mode}: shared rounds with real workers equal one thread; the calling thread's failure rejects after the workers`, async () => {
+    // the pool's workers and its first instance on the calling thread
+    const { pool, memory, ex } = await rawPool(2, mode === 'atomics');
+    /** @param {import('../js/threads.js').KernelCall[]} part */
+    const local = (part) => {
+      for (const [name, ...args] of part) runKernel(ex, name, args, memory);
+    };
+    try {
+      for (let r = 0; r < 200; r++) {
+        const { call, want, got } = sharedDequantize(memory, 1 + ((r * 37) % 300), SEED + 90 + r);
+        await pool.share([call], local);
+        same(got(), want, `round ${r}`);
+      }
+      const { call } = sharedDequantize(memory, 300, SEED + 99);
+      await assert.rejects(
+        pool.share([call], () => {
+          throw new Error('local failure');
+        }),
+        /local failure/,
+      );
+      await assert.rejects(pool.share([['bq_q4_0_dequantize', 0, 0, 32]], local), /claimed calls only/);
+    } finally {
+      pool.close();
+    }
+  });
+}
 
 /** @param {string} code */
 const runChild = (code) =>

@@ -144,3 +144,36 @@ export async function smoke(lib, opts = {}) {
 
   return { backend: bq.backend, digest: digest.hex(), failures };
 }
+
+/**
+ * init({ threads: 2 }) where this runtime allows: matvec on a handle and on bytes, dequantize and
+ * quantize equal the one-thread SIMD128 codec's results bit for bit. Returns the thread count it
+ * got (1 where threads cannot run: no shared memory, not cross-origin isolated, no workers).
+ * @param {any} lib the package's module namespace
+ */
+export async function smokeThreads(lib) {
+  const failures = [];
+  const check = (ok, what) => {
+    if (!ok) failures.push(what);
+  };
+  const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+  const one = await lib.init({ backend: 'simd128' });
+  const bq = await lib.init({ threads: 2, minSplitBytes: 0 });
+  const rows = 96,
+    cols = 1024;
+  const w = new Float32Array(rows * cols).map((_, i) => Math.sin(i * 0.013) * (1 + (i % 7)));
+  const x = new Float32Array(cols).map((_, i) => Math.cos(i * 0.07));
+  for (const t of ['q4_0', 'q8_0', 'q4_K']) {
+    const q = one.quantize(t, w);
+    check(same(await bq.quantize(t, w), q), `${t}: quantize on ${bq.threads} threads`);
+    check(same(await bq.dequantize(t, q), one.dequantize(t, q)), `${t}: dequantize on ${bq.threads} threads`);
+    const want = one.matvec(t, q, rows, x);
+    check(same(await bq.matvec(t, q, rows, x), want), `${t}: matvec (bytes) on ${bq.threads} threads`);
+    const W = bq.tensor(t, q, rows, cols);
+    for (let r = 0; r < 20; r++) check(same(await bq.matvec(W, x), want), `${t}: matvec (handle) call ${r}`);
+    W.dispose();
+  }
+  const threads = bq.threads;
+  if (threads > 1) await bq.close();
+  return { threads, failures };
+}

@@ -1,9 +1,16 @@
-// The module worker of the page: the smoke script on both backends.
+// The module worker of the page: the smoke script on both backends, then on two threads.
 import * as lib from 'blockquant';
-import { smoke } from './smoke.js';
+import { smoke, smokeThreads } from './smoke.js';
 
+/** @param {unknown} e */
+const error = (e) => ({ error: String((e && /** @type {Error} */ (e).stack) || e) });
 try {
-  postMessage([await smoke(lib), await smoke(lib, { init: { backend: 'scalar' } })]);
+  postMessage({ what: 'worker', body: [await smoke(lib), await smoke(lib, { init: { backend: 'scalar' } })] });
 } catch (e) {
-  postMessage({ error: String((e && /** @type {Error} */ (e).stack) || e) });
+  postMessage({ what: 'worker', body: error(e) });
+}
+try {
+  postMessage({ what: 'worker-threads', body: await smokeThreads(lib) });
+} catch (e) {
+  postMessage({ what: 'worker-threads', body: error(e) });
 }
