@@ -53,9 +53,12 @@ BQ_DEQUANTIZE_PROTO(mxfp4, __simd128) {
   const uint32_t *ld = bq_scale_slot_alias;
   const uint8_t *p = x;
   const size_t nb = n / BQ_BLK_mxfp4;
+  const size_t run = BQ_TOUCH_WEIGHTS / BQ_B32;
   size_t i = 0;
-  /* Two blocks per iteration, as bq_dequantize_blocks (V8's back-edge bookkeeping). */
+  /* Two blocks per iteration, as bq_dequantize_blocks (V8's back-edge bookkeeping); the input
+   * touched a run at a time (simd.h). */
   for (; i + 2 <= nb; i += 2, p += 2 * XS, y += 2 * BQ_B32) {
+    if (i % run == 0) bq_touch_run(p, nb - i, run, XS);
     block_out(&k, p, st, ld, y);
     block_out(&k, p + XS, st, ld, y + BQ_B32);
   }
