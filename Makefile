@@ -93,7 +93,7 @@ $(WASM_RELAXED): $(OBJ_RELAXED) $(LIBC_RELAXED) build/relaxed/exports.txt
 # standalone shared memory); libc is the same few objects.
 WASM_THREADS := wasm/blockquant-threads.wasm
 OBJ_THREADS := $(patsubst src/%.c,build/threads/%.o,$(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c)
-threads: $(WASM_THREADS) js/wasm/threads.js ## Build the shared-memory module for worker threads (clang-19, wasm-ld-19)
+threads: $(WASM_THREADS) js/wasm/threads.js js/wasm/worker-src.js ## Build the shared-memory module for worker threads (clang-19, wasm-ld-19)
 
 build/threads/%.o: src/%.c $(HEADERS) | deps-relaxed
 	@mkdir -p $(dir $@)
@@ -110,6 +110,10 @@ $(WASM_THREADS): $(OBJ_THREADS) $(LIBC_RELAXED) build/threads/exports.txt
 	$(WASM_LD) --no-entry --stack-first -z stack-size=262144 --shared-memory --import-memory \
 	  --export-memory --max-memory=4294967296 --strip-all \
 	  $$(cat build/threads/exports.txt) $(OBJ_THREADS) $(LIBC_RELAXED) -o $@
+
+js/wasm/worker-src.js: js/worker-core.js js/worker.js tools/embed-worker.mjs
+	@mkdir -p js/wasm
+	$(NODE) tools/embed-worker.mjs js/worker-core.js js/worker.js $@
 
 js/wasm/%.js: wasm/blockquant-%.wasm tools/embed-wasm.mjs
 	@mkdir -p js/wasm

@@ -31,7 +31,7 @@ k.bq_q8_0_quantize(xp, qp, cols);
 const cases = {
   'simd128, 1 thread': () => one.matvec(W1, x),
   'threads build, main instance': () => k.bq_q4_0_matvec_q8_0(Wt.byteOffset, rows, cols, qp, yp),
-  [`threads build, ${n} workers`]: () => bq.matvec(Wt, x),
+  [`threads build, ${n} threads`]: () => bq.matvec(Wt, x),
 };
 // llama.cpp's wasm kernel (one thread, activations quantized beforehand), when ../shared/peers (or
 // BENCH_PEERS) has it; its result is checked against ours before it is timed.

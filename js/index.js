@@ -34,11 +34,12 @@ const bundled = cached(bundledModule);
 export async function init(options = {}) {
   const { threads, minSplitBytes, roundBytes, ...rest } = options;
   if (threads === undefined) return initWith(rest, bundled);
-  const { initThreads, threadsModuleURL, spawnBrowser } = await import('./threads.js');
+  const { initThreads, threadsModuleURL, spawnBrowser, spawnEmbedded } = await import('./threads.js');
   const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
   return initThreads(threads, {
     module: threadsModuleURL,
-    spawn: other || typeof Worker !== 'function' ? null : spawnBrowser,
+    spawn: other || typeof Worker !== 'function' ? null : () => spawnBrowser(),
+    fallbackSpawn: spawnEmbedded,
     single: () => initWith(rest, bundled),
     stagingBytes: rest.stagingBytes,
     minSplitBytes,

@@ -879,11 +879,12 @@ export async function threadsModuleURL() {
 }
 
 /**
- * Browser and Deno workers: module workers started from js/worker.js.
- * @type {Spawn}
+ * Browser and Deno workers: module workers started from js/worker.js, or from another script URL.
+ * @param {URL | string} [url]
+ * @returns {WorkerLike}
  */
-export function spawnBrowser() {
-  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+export function spawnBrowser(url = new URL('./worker.js', import.meta.url)) {
+  const w = new Worker(url, { type: 'module' });
   return {
     post: (m) => w.postMessage(m),
     onMessage: (f) => w.addEventListener('message', (e) => f(e.data)),
@@ -896,12 +897,24 @@ export function spawnBrowser() {
 }
 
 /**
+ * Workers from a blob: URL of the embedded worker source (js/wasm/worker-src.js), for where
+ * js/worker.js cannot be loaded: a bundle that did not emit it next to itself.
+ * @returns {Promise<Spawn>}
+ */
+export async function spawnEmbedded() {
+  const src = (await import('./wasm/worker-src.js')).default;
+  const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
+  return () => spawnBrowser(url);
+}
+
+/**
  * A codec on n threads (n - 1 workers and the calling thread) where this runtime can run them (see threadsUnsupported), or else
  * the synchronous codec of single() with threads = 1, without an error.
  * @param {number} n threads, an integer >= 1: the calling thread and n - 1 workers
  * @param {{ module: () => Promise<WebAssembly.Module>, spawn: Spawn | null, single: () => Promise<Codec>,
- *   stagingBytes?: number } & ThreadOptions} env how this runtime loads the threads build and
- *   starts workers, and the thresholds of ThreadOptions
+ *   fallbackSpawn?: () => Promise<Spawn>, stagingBytes?: number } & ThreadOptions} env how this
+ *   runtime loads the threads build and starts workers (fallbackSpawn: another way, tried when
+ *   the workers of spawn cannot start), and the thresholds of ThreadOptions
  * @returns {Promise<ThreadedCodec | (Codec & { threads: 1 })>}
  * @throws {RangeError} n that is not a positive integer
  */
@@ -946,8 +959,13 @@ export async function initThreads(n, env) {
   try {
     pool = await Pool.start(n - 1, env.spawn, module, memory, blocks);
   } catch {
-    for (const t of held) t.dispose();
-    return one();
+    try {
+      if (!env.fallbackSpawn) throw new Error('no other way to start workers');
+      pool = await Pool.start(n - 1, await env.fallbackSpawn(), module, memory, blocks);
+    } catch {
+      for (const t of held) t.dispose();
+      return one();
+    }
   }
   return new ThreadedCodec(codec, pool, held, env);
 }
