@@ -56,7 +56,9 @@ BQ_DEQUANTIZE_PROTO(q3_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
   const kq_k k = kq_consts();
   const uint8_t *b = x;
-  for (size_t i = 0; i < n / QK_K; i++, b += XS, y += QK_K) {
+  const size_t nb = n / QK_K, run = BQ_TOUCH_WEIGHTS / QK_K;
+  for (size_t i = 0; i < nb; i++, b += XS, y += QK_K) {
+    if (i % run == 0) bq_touch_run(b, nb - i, run, XS); /* simd.h */
     v128_t dl[4];
     sub_scales(&k, b, dl);
 #pragma clang loop unroll(full)
