@@ -496,15 +496,17 @@ export class ThreadedCodec {
    */
   #claimed(counters, jobs) {
     new Int32Array(this.#mem.buffer, counters, jobs.length).fill(0);
-    // About 4 chunks per thread: small enough to even out a late worker, large enough that the
-    // per-call work (a matvec prepares its activations on every call) stays small.
+    // Chunks of a quarter of what is left for each thread (guided: few calls while much is left;
+    // a matvec prepares its activations on every call), down to a 16th of a thread's share, so
+    // that the threads finish within a small chunk of each other.
     const calls = jobs.map(
       (j, i) =>
         /** @type {KernelCall} */ ([
           `@${j.name}`,
           counters + 4 * i,
           j.total,
-          Math.max(1, Math.ceil(j.total / (4 * this.threads))),
+          Math.max(1, Math.ceil(j.total / (16 * this.threads))),
+          2 * this.threads,
           j.ci,
           j.cs,
           ...j.args.flat(),

@@ -71,25 +71,34 @@ function call(k, name, args) {
 }
 
 /**
- * A claimed call, '@' + kernel name, args [counter, total, chunk, countIndex, countScale,
- * base0, stride0, base1, stride1, ...]: the workers share the units [0, total) of one job, each
- * taking the next chunk by an atomic add on the i32 at counter (zeroed by the main thread) until
- * none is left, so a worker that runs late (another process on its core) takes fewer. A chunk at
- * start of n units calls the kernel with argument i = base_i + start * stride_i, and
- * n * countScale inserted at countIndex.
+ * A claimed call, '@' + kernel name, args [counter, total, least, parts, countIndex, countScale,
+ * base0, stride0, base1, stride1, ...]: the threads share the units [0, total) of one job, each
+ * taking the next chunk from the i32 at counter (the first unit not yet taken; zeroed by the main
+ * thread) by compare-and-swap until none is left. A chunk is 1/parts of the units left, but at
+ * least `least` units: large chunks first, so that few calls are made, and small ones at the end,
+ * so that the threads finish close together even when one started late or runs slower (another
+ * process on its core). A chunk at start of n units calls the kernel with argument
+ * i = base_i + start * stride_i, and n * countScale inserted at countIndex.
  * @param {Record<string, any>} k
  * @param {string} name
  * @param {number[]} a
  * @param {WebAssembly.Memory} memory
  */
 export function claim(k, name, a, memory) {
-  const [counter, total, chunk, ci, cs] = a;
+  const [counter, total, least, parts, ci, cs] = a;
   const ctr = new Int32Array(memory.buffer, counter, 1);
-  for (let start; (start = Atomics.add(ctr, 0, 1) * chunk) < total;) {
+  for (let start = Atomics.load(ctr, 0); start < total; ) {
+    const n = Math.min(total - start, Math.max(least, Math.ceil((total - start) / parts)));
+    const seen = Atomics.compareExchange(ctr, 0, start, start + n);
+    if (seen !== start) {
+      start = seen; // another thread took it: try again from there
+      continue;
+    }
     const args = [];
-    for (let i = 5; i < a.length; i += 2) args.push(a[i] + start * a[i + 1]);
-    args.splice(ci, 0, Math.min(chunk, total - start) * cs);
+    for (let i = 6; i < a.length; i += 2) args.push(a[i] + start * a[i + 1]);
+    args.splice(ci, 0, n * cs);
     call(k, name, args);
+    start = Atomics.load(ctr, 0);
   }
 }
 

@@ -312,7 +312,8 @@ function sharedDequantize(memory, blocks, seed) {
     '@bq_q4_0_dequantize',
     ctr,
     blocks,
-    7,
+    7, // least
+    3, // parts
     2,
     32,
     q,
