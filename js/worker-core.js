@@ -87,7 +87,7 @@ function call(k, name, args) {
 export function claim(k, name, a, memory) {
   const [counter, total, least, parts, ci, cs] = a;
   const ctr = new Int32Array(memory.buffer, counter, 1);
-  for (let start = Atomics.load(ctr, 0); start < total; ) {
+  for (let start = Atomics.load(ctr, 0); start < total;) {
     const n = Math.min(total - start, Math.max(least, Math.ceil((total - start) / parts)));
     const seen = Atomics.compareExchange(ctr, 0, start, start + n);
     if (seen !== start) {
