@@ -93,11 +93,12 @@ static inline bq_k bq_consts(void) {
  * brings its lines in together instead of one at a time between the stores. Paired rounds at 16M
  * weights, median ratio to the ceiling before -> after: Q4_K 0.73 -> 0.87, Q6_K 0.73 -> 0.80,
  * MXFP4 0.73 -> 0.88, IQ4_NL 0.72 -> 0.87, IQ4_XS 0.72 -> 0.85, Q4_0 0.72 -> 0.85, Q8_0 0.70 ->
- * 0.78; at 64K weights (L2) within 3% either way, Q8_0 6% slower. Runs of 1024 weights (4
- * super-blocks, 32 blocks): Q6_K measured runs of 2 to 8 super-blocks alike and 16 or 32 slower,
- * the others 2048 weights slower; touching a run ahead of the one decoded, or one block at a
- * time, was slower. The loads are volatile (kept, never merged), their bytes unused; bytes > 0. */
-#define BQ_TOUCH_WEIGHTS 1024
+ * 0.78 (runs of 1024 weights); at 64K weights (L2) within 3% either way, Q8_0 6% slower. Runs of
+ * 512 weights (2 super-blocks, 16 blocks) against 1024: 0-5% faster at 16M (Q8_0 +6% and -4% in
+ * two runs), alike at 64K; 2048 slower, and Q6_K's one super-block at a time too. Touching a run
+ * ahead of the one decoded was slower. The loads are volatile (kept, never merged), their bytes
+ * unused; bytes > 0. */
+#define BQ_TOUCH_WEIGHTS 512
 static inline void bq_touch(const uint8_t *p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) (void)*(const volatile uint8_t *)(p + o);
   (void)*(const volatile uint8_t *)(p + bytes - 1);
