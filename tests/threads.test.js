@@ -242,32 +242,6 @@ async function fakePool() {
   const memory = new WebAssembly.Memory({ initial: 300, maximum: 65536, shared: true });
   const inst = await WebAssembly.instantiate(module, { env: { memory } });
   const ctl = 290 * 65536;
-  test('atomics: a stale wake (a notify of a round already settled) does not end the next round', async () => {
-    // The test plays the worker on the control block: ready at once, DONE written by hand.
-    const { pool, i32 } = await fakePool();
-    const job = /** @type {import('../js/threads.js').KernelCall[][]} */ ([[['bq_q4_0_dequantize', 0, 0, 32]]]);
-    const p1 = pool.run(job);
-    assert.equal(Atomics.load(i32, CTL.SEQ), 1);
-    Atomics.store(i32, CTL.DONE, 1);
-    Atomics.notify(i32, CTL.DONE);
-    await p1;
-    /** @type {unknown} */
-    let settled;
-    const p2 = pool.run(job).then(
-      () => (settled = 'done'),
-      (e) => (settled = e),
-    );
-    assert.equal(Atomics.load(i32, CTL.SEQ), 2);
-    Atomics.notify(i32, CTL.DONE); // round 1's notify, late
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(settled, undefined, 'round 2 still waits for its worker');
-    Atomics.store(i32, CTL.DONE, 2);
-    Atomics.notify(i32, CTL.DONE);
-    await p2;
-    assert.equal(settled, 'done');
-    pool.close();
-  });
-
   /** @type {import('../js/threads.js').WorkerLike} */
   const fake = {
     post: () => undefined,
@@ -284,6 +258,32 @@ async function fakePool() {
   };
   return { pool, memory, i32, local };
 }
+
+test('atomics: a stale wake (a notify of a round already settled) does not end the next round', async () => {
+  // The test plays the worker on the control block: ready at once, DONE written by hand.
+  const { pool, i32 } = await fakePool();
+  const job = /** @type {import('../js/threads.js').KernelCall[][]} */ ([[['bq_q4_0_dequantize', 0, 0, 32]]]);
+  const p1 = pool.run(job);
+  assert.equal(Atomics.load(i32, CTL.SEQ), 1);
+  Atomics.store(i32, CTL.DONE, 1);
+  Atomics.notify(i32, CTL.DONE);
+  await p1;
+  /** @type {unknown} */
+  let settled;
+  const p2 = pool.run(job).then(
+    () => (settled = 'done'),
+    (e) => (settled = e),
+  );
+  assert.equal(Atomics.load(i32, CTL.SEQ), 2);
+  Atomics.notify(i32, CTL.DONE); // round 1's notify, late
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(settled, undefined, 'round 2 still waits for its worker');
+  Atomics.store(i32, CTL.DONE, 2);
+  Atomics.notify(i32, CTL.DONE);
+  await p2;
+  assert.equal(settled, 'done');
+  pool.close();
+});
 
 /**
  * A claimed Q4_0 dequantize of blocks random blocks at q (in memory) to y, the counter at ctr.
