@@ -63,7 +63,10 @@ BQ_DEQUANTIZE_PROTO(iq4_xs, __simd128) {
     for (int ib = 0; ib < 8; ib++, y += 32) {
       v128_t w[8];
       bq_iq4_weights(&k, BQ_IQ4NL_VALUES, p + XQS + 16 * ib, wasm_v128_load32_splat(sl + ib), w);
-      for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+      for (int j = 0; j < 8; j++) {
+        wasm_v128_store(y + 4 * j, w[j]);
+        BQ_STORE_ORDER(); /* in ascending order (simd.h) */
+      }
     }
   }
   return BQ_OK;

@@ -187,7 +187,7 @@ typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p
  * schedules the 64 stores of a super-block backwards, slower once the output exceeds the caches).
  * Within a pass too clang emits the 16 stores last to first; a compiler barrier after each keeps
  * them in ascending order (Q4_K at 16M weights: 5% faster, 2% for Q5_K; the same in L2). */
-#define BQ_KQ_STORE_ORDER() __asm__ volatile("" ::: "memory")
+#define BQ_KQ_STORE_ORDER() BQ_STORE_ORDER() /* simd.h */
 
 BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs, size_t qh,
                                    bq_kq_slots_fn slots, bq_kq_pair_fn pair) {

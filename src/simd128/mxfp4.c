@@ -32,7 +32,10 @@ static inline void block_out(const bq_k *k, const uint8_t *p, uint32_t *st, cons
   st[0] = bits;
   v128_t w[8];
   bq_iq4_weights(k, BQ_MXFP4_VALUES, p + XQS, wasm_v128_load32_splat(ld), w);
-  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+  for (int j = 0; j < 8; j++) {
+    wasm_v128_store(y + 4 * j, w[j]);
+    BQ_STORE_ORDER(); /* in ascending order (simd.h) */
+  }
 }
 
 /* The 32 products of a block with v, summed as bq_sum8, for a block with a small e (out of line,
