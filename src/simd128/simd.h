@@ -379,7 +379,8 @@ static inline void bq_block_scales(const bq_k *k, const uint8_t *p, int scales, 
  * (clang emits a block's 8 stores last to first). Paired rounds at 16M weights, two runs, median
  * ratio to the ceiling: Q4_0 0.86 -> 0.88, IQ4_NL 0.84 -> 0.88 and 0.89 -> 0.89, MXFP4 0.84 ->
  * 0.91 and 0.87 -> 0.88, IQ4_XS 0.84 -> 0.87 and 0.89 -> 0.89, Q8_0 0.73 -> 0.79 and 0.75 ->
- * 0.76, Q5_0 0.77 -> 0.82, Q4_1 0.86 -> 0.85; alike at 64K. (kq45.h's BQ_KQ_STORE_ORDER.) */
+ * 0.76, Q5_0 0.77 -> 0.82; alike at 64K. Not for Q4_1 and Q5_1 (d and m through the slots): Q5_1
+ * ran 40% slower with it at 64K and 16M weights, Q4_1 0.86 -> 0.85. (As kq45.h's stores.) */
 #define BQ_STORE_ORDER() __asm__ volatile("" ::: "memory")
 
 /* One block of bq_dequantize_blocks. */
@@ -391,7 +392,7 @@ static inline void bq_dequantize_block(const bq_k *k, const uint8_t *p, float *y
   block(k, p, d, m, w);
   for (int j = 0; j < 8; j++) {
     wasm_v128_store(y + 4 * j, w[j]);
-    BQ_STORE_ORDER();
+    if (scales != BQ_DM_SLOT) BQ_STORE_ORDER();
   }
 }
 
