@@ -496,7 +496,7 @@ export class ThreadedCodec {
    */
   #claimed(counters, jobs) {
     new Int32Array(this.#mem.buffer, counters, jobs.length).fill(0);
-    // Chunks of a quarter of what is left for each thread (guided: few calls while much is left;
+    // Chunks of what is left divided by twice the thread count (guided: few calls while much is left;
     // a matvec prepares its activations on every call), down to a 16th of a thread's share, so
     // that the threads finish within a small chunk of each other.
     const calls = jobs.map(
