@@ -15,9 +15,10 @@
 // results are identical bit for bit. A handle's weights are shared, never copied.
 //
 // The heavy calls (matvec, matvecs, dequantize, quantize) return Promises: a browser's main
-// thread cannot block on workers (it does its own share of the work synchronously, as a one-thread
-// codec does all of it, then waits for the workers' last chunks without blocking). Calls are run one after another, in call order. Everything else
-// is the synchronous Codec API of the main instance.
+// thread cannot block on workers (it does its own share of the work synchronously, as a
+// one-thread codec does all of it, then waits for the workers' last chunks without blocking).
+// Calls are run one after another, in call order. Everything else is the synchronous Codec API of
+// the main instance.
 
 import { GGMLType, typeId, typeInfo, byteLength } from './types.js';
 import { Codec } from './codec.js';
@@ -87,6 +88,18 @@ export function threadsUnsupported(g = /** @type {any} */ (globalThis)) {
     return 'WebAssembly memory cannot be shared';
   }
   return '';
+}
+
+/**
+ * How many of the calls, from the first, fit in one control block's job area.
+ * @param {KernelCall[]} list
+ */
+function fits(list) {
+  const room = CTL.BYTES / 4 - CTL.JOB;
+  let used = 0,
+    c = 0;
+  while (c < list.length && used + list[c].length + 1 <= room) used += list[c++].length + 1;
+  return c;
 }
 
 /** A fixed set of workers on one shared memory, each running the kernel calls it is sent. */
@@ -218,13 +231,7 @@ export class Pool {
     const done = [];
     if (this.#ctl) {
       // Jobs longer than a control block go in several rounds.
-      const room = CTL.BYTES / 4 - CTL.JOB;
-      const cut = calls.map((list) => {
-        let used = 0,
-          c = 0;
-        while (c < list.length && used + list[c].length + 1 <= room) used += list[c++].length + 1;
-        return c;
-      });
+      const cut = calls.map(fits);
       if (calls.some((list, i) => cut[i] < list.length)) {
         if (cut.some((c, i) => c === 0 && calls[i].length))
           throw new Error('blockquant: a kernel call too long for the control block');
@@ -236,12 +243,7 @@ export class Pool {
       });
     } else
       calls.forEach((list, i) => {
-        if (!list.length) return;
-        const id = this.#next++;
-        const w = this.#workers[i];
-        w.ref?.();
-        done.push(new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject })));
-        w.post({ type: 'run', id, calls: list });
+        if (list.length) done.push(this.#message(i, list));
       });
     try {
       await this.#settle(done);
@@ -267,10 +269,7 @@ export class Pool {
     if (calls.some((c) => c[0][0] !== '@')) throw new Error('blockquant: a shared round takes claimed calls only');
     const ctl = this.#ctl;
     if (ctl) {
-      const room = CTL.BYTES / 4 - CTL.JOB;
-      let used = 0,
-        c = 0;
-      while (c < calls.length && used + calls[c].length + 1 <= room) used += calls[c++].length + 1;
+      const c = fits(calls);
       if (c === 0) throw new Error('blockquant: a kernel call too long for the control block');
       if (c < calls.length) {
         // Claimed calls are independent: the rest in later rounds.
@@ -282,14 +281,7 @@ export class Pool {
     const done = [];
     /** @type {number[]} */
     const seqs = [];
-    if (ctl) this.#workers.forEach((_, i) => seqs.push(this.#send(i, calls)));
-    else
-      this.#workers.forEach((w) => {
-        const id = this.#next++;
-        w.ref?.();
-        done.push(new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject })));
-        w.post({ type: 'run', id, calls });
-      });
+    this.#workers.forEach((_, i) => (ctl ? seqs.push(this.#send(i, calls)) : done.push(this.#message(i, calls))));
     /** @type {unknown} */
     let failed = null;
     try {
@@ -308,6 +300,21 @@ export class Pool {
       if (this.#pending.size === 0) this.#idle();
     }
     if (failed) throw failed;
+  }
+
+  /**
+   * Sends a job to worker i as a message (the protocol where Atomics.waitAsync is missing).
+   * @param {number} i
+   * @param {KernelCall[]} list
+   * @returns {Promise<void>} settles with the worker's reply
+   */
+  #message(i, list) {
+    const id = this.#next++;
+    const w = this.#workers[i];
+    w.ref?.();
+    const reply = new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    w.post({ type: 'run', id, calls: list });
+    return /** @type {Promise<void>} */ (reply);
   }
 
   /**
@@ -496,9 +503,9 @@ export class ThreadedCodec {
    */
   #claimed(counters, jobs) {
     new Int32Array(this.#mem.buffer, counters, jobs.length).fill(0);
-    // Chunks of what is left divided by twice the thread count (guided: few calls while much is left;
-    // a matvec prepares its activations on every call), down to a 16th of a thread's share, so
-    // that the threads finish within a small chunk of each other.
+    // Chunks of what is left divided by twice the thread count (guided: few calls while much is
+    // left; a matvec prepares its activations on every call), down to a 16th of a thread's share,
+    // so that the threads finish within a small chunk of each other.
     const calls = jobs.map(
       (j, i) =>
         /** @type {KernelCall} */ ([
@@ -910,8 +917,9 @@ export async function spawnEmbedded() {
 }
 
 /**
- * A codec on n threads (n - 1 workers and the calling thread) where this runtime can run them (see threadsUnsupported), or else
- * the synchronous codec of single() with threads = 1, without an error.
+ * A codec on n threads (n - 1 workers and the calling thread) where this runtime can run them
+ * (see threadsUnsupported), or else the synchronous codec of single() with threads = 1, without
+ * an error.
  * @param {number} n threads, an integer >= 1: the calling thread and n - 1 workers
  * @param {{ module: () => Promise<WebAssembly.Module>, spawn: Spawn | null, single: () => Promise<Codec>,
  *   fallbackSpawn?: () => Promise<Spawn>, stagingBytes?: number } & ThreadOptions} env how this

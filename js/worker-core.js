@@ -129,10 +129,8 @@ function loop(k, names, memory, ctl) {
   // the ready message and this line, and the main thread would wait for it forever.
   let seen = 0;
   for (;;) {
-    if (Atomics.load(i32, CTL.SEQ) === seen) {
-      const until = performance.now() + SPIN_MS;
-      while (Atomics.load(i32, CTL.SEQ) === seen && performance.now() < until);
-    }
+    const until = performance.now() + SPIN_MS;
+    while (Atomics.load(i32, CTL.SEQ) === seen && performance.now() < until);
     // A wake may be stale (the notify of a round already run, delayed on the main thread): sleep
     // until SEQ has moved.
     while (Atomics.load(i32, CTL.SEQ) === seen) Atomics.wait(i32, CTL.SEQ, seen);
