@@ -186,9 +186,8 @@ typedef v128_t (*bq_kq_terms_fn)(const bq_k *k, const bq_kq *c, const uint8_t *p
  * block, so the output is written in ascending order across a super-block (unrolled, clang
  * schedules the 64 stores of a super-block backwards, slower once the output exceeds the caches).
  * Within a pass too clang emits the 16 stores last to first; a compiler barrier after each keeps
- * them in ascending order (Q4_K at 16M weights: 5% faster, 2% for Q5_K; the same in L2). */
-#define BQ_KQ_STORE_ORDER() BQ_STORE_ORDER() /* simd.h */
-
+ * them in ascending order (BQ_STORE_ORDER, simd.h; Q4_K at 16M weights: 5% faster, 2% for Q5_K;
+ * the same in L2). */
 BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs, size_t qh,
                                    bq_kq_slots_fn slots, bq_kq_pair_fn pair) {
   const bq_k k = bq_consts();
@@ -203,7 +202,7 @@ BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t
       pair(&k, &c, p, sl, s, st, w);
       for (int j = 0; j < 16; j++) {
         wasm_v128_store(y + 64 * s + 4 * j, w[j]);
-        BQ_KQ_STORE_ORDER();
+        BQ_STORE_ORDER(); /* simd.h */
       }
     }
   }

@@ -34,21 +34,10 @@ enum {
   XD = offsetof(block_q6_K, d)
 };
 
-/* The four 16-code vectors (bytes 0..63) of groups g = 0..3 at chunk c of half h: low nibbles from
- * ql, high 2 bits from qh (16-bit shifts: the masks drop what crosses a byte). */
-static inline void codes(const kq_k *k, const uint8_t *b, int h, int c, v128_t q[4]) {
-  const v128_t l0 = wasm_v128_load(b + XQL + 64 * h + 16 * c);
-  const v128_t l1 = wasm_v128_load(b + XQL + 64 * h + 32 + 16 * c);
-  const v128_t hb = wasm_v128_load(b + XQH + 32 * h + 16 * c);
-  q[0] = wasm_v128_or(wasm_v128_and(l0, k->nib), wasm_v128_and(wasm_i16x8_shl(hb, 4), k->m30));
-  q[1] = wasm_v128_or(wasm_v128_and(l1, k->nib), wasm_v128_and(wasm_i16x8_shl(hb, 2), k->m30));
-  q[2] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l0, 4), k->nib), wasm_v128_and(hb, k->m30));
-  q[3] = wasm_v128_or(wasm_v128_and(wasm_u16x8_shr(l1, 4), k->nib),
-                      wasm_v128_and(wasm_u16x8_shr(hb, 2), k->m30));
-}
-
-/* The 16 codes of sub-block j = 8h + 2g + c alone (one vector of codes(h, c)), from loads of its
- * own: for the dequantizer, which stores the sub-blocks in ascending order. */
+/* The 16 codes of sub-block j = 8h + 2g + c (bytes 0..63 of group g at chunk c of half h): low
+ * nibbles from ql, high 2 bits from qh (16-bit shifts: the masks drop what crosses a byte). The
+ * dequantizer takes one at a time, in ascending order; the dots take the four of (h, c) together
+ * (codes), where clang merges their equal loads. */
 static inline v128_t code(const kq_k *k, const uint8_t *b, int h, int g, int c) {
   const v128_t l = wasm_v128_load(b + XQL + 64 * h + 32 * (g & 1) + 16 * c);
   const v128_t hb = wasm_v128_load(b + XQH + 32 * h + 16 * c);
@@ -58,6 +47,11 @@ static inline v128_t code(const kq_k *k, const uint8_t *b, int h, int g, int c) 
                     : g == 2 ? hb
                              : wasm_u16x8_shr(hb, 2);
   return wasm_v128_or(wasm_v128_and(lo, k->nib), wasm_v128_and(hi, k->m30));
+}
+
+/* The four code vectors of groups g = 0..3 at chunk c of half h. */
+static inline void codes(const kq_k *k, const uint8_t *b, int h, int c, v128_t q[4]) {
+  for (int g = 0; g < 4; g++) q[g] = code(k, b, h, g, c);
 }
 
 /* d * scale * 2^-24 of the 16 sub-blocks, in four vectors: each signed scale byte in the top byte
@@ -102,7 +96,7 @@ BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
           float *o = y + 16 * j;
           for (int t = 0; t < 4; t++) {
             wasm_v128_store(o + 4 * t, w[t]);
-            BQ_KQ_STORE_ORDER(); /* each 64-byte line's stores in order (kq45.h) */
+            BQ_STORE_ORDER(); /* each 64-byte line's stores in order (simd.h) */
           }
         }
   }
