@@ -312,9 +312,10 @@ export class Pool {
     const id = this.#next++;
     const w = this.#workers[i];
     w.ref?.();
+    /** @type {Promise<void>} */
     const reply = new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
     w.post({ type: 'run', id, calls: list });
-    return /** @type {Promise<void>} */ (reply);
+    return reply;
   }
 
   /**
