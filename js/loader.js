@@ -26,45 +26,60 @@ export function simdSupported() {
   }
 }
 
-// A module that runs the one relaxed-SIMD instruction the relaxed build uses,
-// i32x4.relaxed_dot_i8x16_i7x16_add_s, on inputs from its memory:
+// A module that runs the two relaxed-SIMD instructions the relaxed build uses,
+// i32x4.relaxed_dot_i8x16_i7x16_add_s and i16x8.relaxed_dot_i8x16_i7x16_s, on inputs from its memory:
 //   (memory (export "m") 1)
-//   (func (export "p") (v128.store (i32.const 48) (i32x4.relaxed_dot_i8x16_i7x16_add_s
-//     (v128.load (i32.const 0)) (v128.load offset=16 (i32.const 0)) (v128.load offset=32 (i32.const 0)))))
+//   (func (export "p")
+//     (v128.store (i32.const 48) (i32x4.relaxed_dot_i8x16_i7x16_add_s
+//       (v128.load (i32.const 0)) (v128.load offset=16 (i32.const 0)) (v128.load offset=32 (i32.const 0))))
+//     (v128.store (i32.const 64) (i16x8.relaxed_dot_i8x16_i7x16_s
+//       (v128.load (i32.const 0)) (v128.load offset=16 (i32.const 0)))))
 const RELAXED_PROBE = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x04, 0x01, 0x60, 0x00, 0x00, 0x03, 0x02, 0x01, 0x00, 0x05,
-  0x03, 0x01, 0x00, 0x01, 0x07, 0x09, 0x02, 0x01, 0x6d, 0x02, 0x00, 0x01, 0x70, 0x00, 0x00, 0x0a, 0x1f, 0x01, 0x1d,
+  0x03, 0x01, 0x00, 0x01, 0x07, 0x09, 0x02, 0x01, 0x6d, 0x02, 0x00, 0x01, 0x70, 0x00, 0x00, 0x0a, 0x35, 0x01, 0x33,
   0x00, 0x41, 0x30, 0x41, 0x00, 0xfd, 0x00, 0x04, 0x00, 0x41, 0x00, 0xfd, 0x00, 0x04, 0x10, 0x41, 0x00, 0xfd, 0x00,
-  0x04, 0x20, 0xfd, 0x93, 0x02, 0xfd, 0x0b, 0x04, 0x00, 0x0b,
+  0x04, 0x20, 0xfd, 0x93, 0x02, 0xfd, 0x0b, 0x04, 0x00, 0x41, 0xc0, 0x00, 0x41, 0x00, 0xfd, 0x00, 0x04, 0x00, 0x41,
+  0x00, 0xfd, 0x00, 0x04, 0x10, 0xfd, 0x92, 0x02, 0xfd, 0x0b, 0x04, 0x00, 0x0b,
 ]);
 
-// Probe inputs: a (signed bytes), b (the 7-bit operand), c (i32 accumulators). Lanes 0-2 are the
-// cases the kernels rely on, where every conforming implementation gives the exact sum: the
-// extremes -128 * 127 (a 16-bit pairwise sum that must not saturate or be doubled), mixed signs
-// and zeros, and the accumulator added once. Lane 3 sets the top bit of b, where the proposal
-// allows either the signed or the unsigned reading; anything else there is a broken implementation.
-// (Node 20 with --experimental-wasm-relaxed-simd returns twice the sums: -130048 for lane 0.)
+// Probe inputs: a (signed bytes), b (the 7-bit operand), c (i32 accumulators). The i32 results
+// (lanes 0-3) come first, then the eight i16 ones. Lanes 0-2 of the i32 dot, and 0-5 of the i16
+// dot, are the cases the kernels rely on, where every conforming implementation gives the exact
+// sum: the extremes -128 * 127 (a 16-bit pairwise sum, -32512, that must not saturate or be
+// doubled), mixed signs and zeros, and the accumulator added once. The last lanes set the top bit
+// of b, where the proposal allows either the signed or the unsigned reading; anything else there
+// is a broken implementation. (Node 20 with --experimental-wasm-relaxed-simd returns twice the
+// i32 sums: -130048 for lane 0.)
 const PROBE_A = [-128, -128, -128, -128, 127, 127, -1, 5, -128, 3, -7, 100, 1, 2, 3, 4];
 const PROBE_B = [127, 127, 127, 127, 127, 127, 127, 0, 1, 2, 3, 4, 0x80, 0x81, 0xff, 0x01];
 const PROBE_C = [1000, -5, 7, 0];
-const PROBE_WANT = [[-64024], [32126], [264], [-381, 1155]];
+const PROBE_WANT = [
+  ...[[-64024], [32126], [264], [-381, 1155]],
+  ...[[-32512], [-32512], [32258], [-127], [-122], [379], [-382, 386], [1, 769]],
+];
 
 /** @type {string | undefined} */
 let relaxedVerdict;
 
 /**
  * The verdict on a probe run: '' when its results are the ones the kernels need.
- * @param {(a: number[], b: number[], c: number[]) => number[]} run the relaxed dot of a, b, c
+ * @param {(a: number[], b: number[], c: number[]) => number[]} run the relaxed dots of a, b, c: the
+ *   four i32 lanes of i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, c), then the eight i16 lanes of
+ *   i16x8.relaxed_dot_i8x16_i7x16_s(a, b)
  * @returns {string}
  */
-function judgeProbe(run) {
+export function judgeProbe(run) {
   const got = run(PROBE_A, PROBE_B, PROBE_C);
-  if (got.every((v, i) => PROBE_WANT[i].includes(v))) return '';
-  return `this runtime computes i32x4.relaxed_dot_i8x16_i7x16_add_s wrong (probe gave ${got.join(', ')}; want ${PROBE_WANT.map((w) => w.join(' or ')).join(', ')})`;
+  if (got.length === PROBE_WANT.length && got.every((v, i) => PROBE_WANT[i].includes(v))) return '';
+  const name = got.slice(0, 4).every((v, i) => PROBE_WANT[i].includes(v))
+    ? 'i16x8.relaxed_dot_i8x16_i7x16_s'
+    : 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
+  return `this runtime computes ${name} wrong (probe gave ${got.join(', ')}; want ${PROBE_WANT.map((w) => w.join(' or ')).join(', ')})`;
 }
 
 /**
- * The relaxed dot on the given inputs, run in a memory: inputs at p, p + 16, p + 32, out at p + 48.
+ * The relaxed dots on the given inputs, run in a memory: inputs at p, p + 16, p + 32, the i32 dot's
+ * out at p + 48 and the i16 dot's at p + 64.
  * @param {WebAssembly.Memory} memory
  * @param {number} p
  * @param {() => void} call
@@ -75,7 +90,7 @@ const inMemory = (memory, p, call) => (a, b, c) => {
   new Uint8Array(memory.buffer, p + 16, 16).set(b);
   new Int32Array(memory.buffer, p + 32, 4).set(c);
   call();
-  return [...new Int32Array(memory.buffer, p + 48, 4)];
+  return [...new Int32Array(memory.buffer, p + 48, 4), ...new Int16Array(memory.buffer, p + 64, 8)];
 };
 
 /**
@@ -89,7 +104,7 @@ export function relaxedProbeThrough(instance) {
   const x = /** @type {Record<string, any>} */ (instance.exports);
   if (typeof x.bq_relaxed_probe !== 'function') throw new TypeError('not an instance of the relaxed build');
   const p = (x.bq_scratch_base() + 63) & ~63;
-  if (p + 64 > x.memory.buffer.byteLength) x.memory.grow(1);
+  if (p + 80 > x.memory.buffer.byteLength) x.memory.grow(1);
   return judgeProbe(inMemory(x.memory, p, () => x.bq_relaxed_probe(p, p + 16, p + 32, p + 48)));
 }
 

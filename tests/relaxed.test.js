@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { init } from '../js/index-node.js';
-import { relaxedUnsupported } from '../js/loader.js';
+import { judgeProbe, relaxedUnsupported } from '../js/loader.js';
 import { runPage, runPageFirefox } from './relaxed/run.js';
 
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
@@ -23,6 +23,33 @@ test('auto picks relaxed only where the probe passes; on Node 20 it does not', a
   if (NODE_MAJOR === 20) assert.match(why, /relaxed SIMD/);
   const bq = await init();
   assert.equal(bq.backend === 'relaxed', why === '', `auto gave ${bq.backend}; probe: ${why || 'passed'}`);
+});
+
+/** What a conforming runtime computes for the probe: the i32 dot-add's four lanes, then the i16
+ * dot's eight, with b's bytes of 128 and up read as unsigned or as signed. Worked out here from
+ * the spec's definitions, not by the code under test. */
+function probeTruth(/** @type {number[]} */ a, /** @type {number[]} */ b, /** @type {number[]} */ c, signed = false) {
+  const bv = b.map((v) => (signed && v > 127 ? v - 256 : v));
+  const pairs = Array.from({ length: 8 }, (_, i) => a[2 * i] * bv[2 * i] + a[2 * i + 1] * bv[2 * i + 1]);
+  const quads = Array.from({ length: 4 }, (_, i) => pairs[2 * i] + pairs[2 * i + 1] + c[i]);
+  return [...quads, ...pairs];
+}
+
+test('the probe covers both relaxed dots the build uses, and names the one a runtime gets wrong', () => {
+  assert.equal(judgeProbe((a, b, c) => probeTruth(a, b, c)), '');
+  assert.equal(judgeProbe((a, b, c) => probeTruth(a, b, c, true)), '');
+  // Node 20's doubled i32 sums (what it returns with --experimental-wasm-relaxed-simd).
+  const doubled = judgeProbe((a, b, c) => probeTruth(a, b, c).map((v, i) => (i < 4 ? 2 * v : v)));
+  assert.match(doubled, /computes i32x4\.relaxed_dot_i8x16_i7x16_add_s wrong/);
+  // A wrong i16 dot alone: saturating pair sums at +-2^14, or the lanes doubled.
+  const sat = judgeProbe((a, b, c) =>
+    probeTruth(a, b, c).map((v, i) => (i < 4 ? v : Math.max(-16384, Math.min(16383, v)))),
+  );
+  assert.match(sat, /computes i16x8\.relaxed_dot_i8x16_i7x16_s wrong/);
+  const twice = judgeProbe((a, b, c) => probeTruth(a, b, c).map((v, i) => (i < 4 ? v : 2 * v)));
+  assert.match(twice, /computes i16x8\.relaxed_dot_i8x16_i7x16_s wrong/);
+  // A runtime that returns only the i32 dot (an older probe's shape) is not taken as passing.
+  assert.notEqual(judgeProbe((a, b, c) => probeTruth(a, b, c).slice(0, 4)), '');
 });
 
 test(

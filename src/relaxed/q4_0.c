@@ -28,7 +28,7 @@ static inline v128_t rpstep4(const bq_k *k, const uint8_t *a, const bq_rprep *p,
   v128_t s[4];
   for (int b = 0; b < 4; b++) {
     const v128_t q = wasm_v128_load(a + XS * b + XQS);
-    s[b] = bq_rdot_u7x32(wasm_v128_and(q, k->nib), bq_hi4(k, q), p->q + (i + b) * BQ_B32);
+    s[b] = bq_rdot_u5x32(wasm_v128_and(q, k->nib), bq_hi4(k, q), p->q + (i + b) * BQ_B32);
   }
   /* sum (q - 8) a = sum q a - 8 sum a, exactly */
   const v128_t si = wasm_i32x4_sub(bq_hsum4_i32(s[0], s[1], s[2], s[3]),

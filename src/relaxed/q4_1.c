@@ -6,7 +6,7 @@
 
 static inline v128_t risum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
   const v128_t q = wasm_v128_load(a + XQS);
-  return bq_rdot_u7x32(wasm_v128_and(q, k->nib), bq_hi4(k, q), b + YQS);
+  return bq_rdot_u5x32(wasm_v128_and(q, k->nib), bq_hi4(k, q), b + YQS);
 }
 
 /* The terms of simd128/q4_1.c's step4, from the same integer sums. */
@@ -29,7 +29,7 @@ static inline v128_t rpstep4(const bq_k *k, const uint8_t *a, const bq_rprep *p,
   v128_t s[4];
   for (int b = 0; b < 4; b++) {
     const v128_t q = wasm_v128_load(a + XS * b + XQS);
-    s[b] = bq_rdot_u7x32(wasm_v128_and(q, k->nib), bq_hi4(k, q), p->q + (i + b) * BQ_B32);
+    s[b] = bq_rdot_u5x32(wasm_v128_and(q, k->nib), bq_hi4(k, q), p->q + (i + b) * BQ_B32);
   }
   const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
   return bq_terms_dm(k, a, XS, wasm_v128_load(p->d + i), wasm_v128_load(p->s + i), si);

@@ -14,8 +14,8 @@ BQ_KQ_INLINE v128_t rterms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_k
   const uint8_t *a = (const uint8_t *)act.q;
   for (int s = 0; s < 4; s++) {
     const v128_t q0 = wasm_v128_load(p + XQS + 32 * s), q1 = wasm_v128_load(p + XQS + 32 * s + 16);
-    P[2 * s] = bq_rdot_u7x32(wasm_v128_and(q0, k->nib), wasm_v128_and(q1, k->nib), a + 64 * s);
-    P[2 * s + 1] = bq_rdot_u7x32(bq_hi4(k, q0), bq_hi4(k, q1), a + 64 * s + 32);
+    P[2 * s] = bq_rdot_u5x32(wasm_v128_and(q0, k->nib), wasm_v128_and(q1, k->nib), a + 64 * s);
+    P[2 * s + 1] = bq_rdot_u5x32(bq_hi4(k, q0), bq_hi4(k, q1), a + 64 * s + 32);
   }
   return bq_kq_terms(P, bq_kq_scales(k, c, p + XSC), bsums, bq_h2f_fast(bq_rd16(p + XD)) * yd,
                      bq_h2f_fast(bq_rd16(p + XDM)) * yd);

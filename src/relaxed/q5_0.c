@@ -30,7 +30,7 @@ static inline v128_t rpstep4(const bq_k *k, const uint8_t *a, const bq_rprep *p,
   for (int b = 0; b < 4; b++) {
     v128_t lo, hi;
     bq_codes5(k, a + XS * b + XQH, a + XS * b + XQS, &lo, &hi);
-    s[b] = bq_rdot_u7x32(lo, hi, p->q + (i + b) * BQ_B32);
+    s[b] = bq_rdot_u5x32(lo, hi, p->q + (i + b) * BQ_B32);
   }
   /* sum (q - 16) a = sum q a - 16 sum a, exactly */
   const v128_t si = wasm_i32x4_sub(bq_hsum4_i32(s[0], s[1], s[2], s[3]),

@@ -7,7 +7,7 @@
 static inline v128_t risum(const bq_k *k, const uint8_t *a, const uint8_t *b) {
   v128_t lo, hi;
   bq_codes5(k, a + XQH, a + XQS, &lo, &hi);
-  return bq_rdot_u7x32(lo, hi, b + YQS);
+  return bq_rdot_u5x32(lo, hi, b + YQS);
 }
 
 /* The terms of simd128/q5_1.c's step4, from the same integer sums. */
@@ -31,7 +31,7 @@ static inline v128_t rpstep4(const bq_k *k, const uint8_t *a, const bq_rprep *p,
   for (int b = 0; b < 4; b++) {
     v128_t lo, hi;
     bq_codes5(k, a + XS * b + XQH, a + XS * b + XQS, &lo, &hi);
-    s[b] = bq_rdot_u7x32(lo, hi, p->q + (i + b) * BQ_B32);
+    s[b] = bq_rdot_u5x32(lo, hi, p->q + (i + b) * BQ_B32);
   }
   const v128_t si = bq_hsum4_i32(s[0], s[1], s[2], s[3]);
   return bq_terms_dm(k, a, XS, wasm_v128_load(p->d + i), wasm_v128_load(p->s + i), si);
