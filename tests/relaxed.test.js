@@ -36,8 +36,14 @@ function probeTruth(/** @type {number[]} */ a, /** @type {number[]} */ b, /** @t
 }
 
 test('the probe covers both relaxed dots the build uses, and names the one a runtime gets wrong', () => {
-  assert.equal(judgeProbe((a, b, c) => probeTruth(a, b, c)), '');
-  assert.equal(judgeProbe((a, b, c) => probeTruth(a, b, c, true)), '');
+  assert.equal(
+    judgeProbe((a, b, c) => probeTruth(a, b, c)),
+    '',
+  );
+  assert.equal(
+    judgeProbe((a, b, c) => probeTruth(a, b, c, true)),
+    '',
+  );
   // Node 20's doubled i32 sums (what it returns with --experimental-wasm-relaxed-simd).
   const doubled = judgeProbe((a, b, c) => probeTruth(a, b, c).map((v, i) => (i < 4 ? 2 * v : v)));
   assert.match(doubled, /computes i32x4\.relaxed_dot_i8x16_i7x16_add_s wrong/);
@@ -49,7 +55,10 @@ test('the probe covers both relaxed dots the build uses, and names the one a run
   const twice = judgeProbe((a, b, c) => probeTruth(a, b, c).map((v, i) => (i < 4 ? v : 2 * v)));
   assert.match(twice, /computes i16x8\.relaxed_dot_i8x16_i7x16_s wrong/);
   // A runtime that returns only the i32 dot (an older probe's shape) is not taken as passing.
-  assert.notEqual(judgeProbe((a, b, c) => probeTruth(a, b, c).slice(0, 4)), '');
+  assert.notEqual(
+    judgeProbe((a, b, c) => probeTruth(a, b, c).slice(0, 4)),
+    '',
+  );
 });
 
 test(
