@@ -6,8 +6,6 @@
 
 /* Static, as in simd128/matvec.c: the module is single-threaded and no kernel allocates. */
 static uint8_t rprep_q[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
-static uint8_t rprep_q7[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
-static uint8_t rprep_qn[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
 static float rprep_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 static float rprep_s[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 static int32_t rprep_sum[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
@@ -15,7 +13,7 @@ static int32_t rprep_sum[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rprep *out) {
   if (nb > BQ_PREP_MAX_BLOCKS) return 0;
   const bq_k k = bq_consts();
-  const v128_t m7 = wasm_i8x16_splat(127), one = wasm_i8x16_splat(1), z = wasm_i32x4_splat(0);
+  const v128_t one = wasm_i8x16_splat(1), z = wasm_i32x4_splat(0);
   for (size_t i = 0; i < nb; i++, x += bs) {
     /* d and s converted exactly as the dot kernels do (bq_h2f_x4 on one lane). */
     const v128_t ds = wasm_v128_load32_zero(x);
@@ -26,8 +24,6 @@ int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rpr
       const v128_t a = wasm_v128_load(x + qs_off + 16 * h);
       const size_t o = i * BQ_B32 + 16 * (size_t)h;
       wasm_v128_store(rprep_q + o, a);
-      wasm_v128_store(rprep_q7 + o, wasm_v128_and(a, m7));
-      wasm_v128_store(rprep_qn + o, wasm_v128_and(wasm_i8x16_lt(a, z), one));
       const v128_t s = bq_rdot(a, one, z);
       sum += wasm_i32x4_extract_lane(s, 0) + wasm_i32x4_extract_lane(s, 1) +
              wasm_i32x4_extract_lane(s, 2) + wasm_i32x4_extract_lane(s, 3);
@@ -39,12 +35,8 @@ int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rpr
     rprep_d[j] = rprep_s[j] = 0.0f;
     rprep_sum[j] = 0;
     memset(rprep_q + j * BQ_B32, 0, BQ_B32);
-    memset(rprep_q7 + j * BQ_B32, 0, BQ_B32);
-    memset(rprep_qn + j * BQ_B32, 0, BQ_B32);
   }
   out->q = rprep_q;
-  out->q7 = rprep_q7;
-  out->qn = rprep_qn;
   out->sum = rprep_sum;
   out->d = rprep_d;
   out->s = rprep_s;

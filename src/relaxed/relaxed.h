@@ -44,24 +44,10 @@ static inline v128_t bq_rdot_off(v128_t lo, v128_t hi, const uint8_t *q, int sh)
   return wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_sub(p, wasm_i16x8_shl(s, sh)));
 }
 
-/* Integer sum of two Q8 blocks' 32 products (signed bytes w and a at p and q): with a = (a & 127)
- * - 128 [a < 0], sum w a = sum w (a & 127) - 128 sum_{a < 0} w, two dots whose second operands
- * are 0..127 and 0..1. */
-static inline v128_t bq_rdot_i8x32(const uint8_t *p, const uint8_t *q) {
-  const v128_t w0 = wasm_v128_load(p), w1 = wasm_v128_load(p + 16);
-  const v128_t a0 = wasm_v128_load(q), a1 = wasm_v128_load(q + 16);
-  const v128_t m7 = wasm_i8x16_splat(127), one = wasm_i8x16_splat(1), z = wasm_i32x4_splat(0);
-  const v128_t lo = bq_rdot(w0, wasm_v128_and(a0, m7), bq_rdot(w1, wasm_v128_and(a1, m7), z));
-  const v128_t neg = bq_rdot(w0, wasm_v128_and(wasm_i8x16_lt(a0, z), one),
-                             bq_rdot(w1, wasm_v128_and(wasm_i8x16_lt(a1, z), one), z));
-  return wasm_i32x4_sub(lo, wasm_i32x4_shl(neg, 7));
-}
-
 /* One matvec call's activations, prepared once for all rows (relaxed/matvec.c): per block the 32
- * codes as they are (q), the codes & 127 (q7) and 1 where a code is negative (qn), for the Q8_0
- * weights; the sum of the codes; d and s as floats. */
+ * codes, the sum of the codes, and d and s as floats. */
 typedef struct {
-  const uint8_t *q, *q7, *qn;
+  const uint8_t *q;
   const int32_t *sum;
   const float *d, *s;
   size_t nb;

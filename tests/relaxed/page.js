@@ -272,18 +272,23 @@ async function check() {
   return { backend: bq.backend, auto, probeThrough, kernels, checks, failures };
 }
 
-/** Q4_0 . Q8_0 matvec, rows x 4096 columns: median ms per call of relaxed and simd128, measured
+/** A matvec, rows x 4096 columns (?fmt=: the weight format, Q4_0 by default; its activations are
+ * ggml's vec_dot type for it): median ms per call of relaxed and simd128, measured
  * in alternating rounds of at least 25 ms each after a warm-up of 400 ms per build (V8 compiles
  * with its baseline tier first and optimizes hot functions in the background). */
 async function bench() {
   const cols = 4096,
     rows = Number(params.get('rows') ?? 1024);
   const r = rng(SEED);
-  // ?fmt=q4_K: the Q4_K . Q8_K matvec instead.
-  const isK = params.get('fmt') === 'q4_K',
-    pair = isK ? 'q4_K_matvec_q8_K' : 'q4_0_matvec_q8_0';
-  const w = isK ? blocksK('q4_K', (rows * cols) / 256, r, 'finite') : blocks('q4_0', (rows * cols) / 32, r, 'finite'),
-    x = isK ? blocksK('q8_K', cols / 256, r, 'finite') : blocks('q8_0', cols / 32, r, 'finite');
+  const fmt = params.get('fmt') ?? 'q4_0';
+  /** @type {Record<string, string>} the relaxed matvecs' activation types */
+  const ACT = { q4_0: 'q8_0', q4_1: 'q8_1', q5_0: 'q8_0', q5_1: 'q8_1', q4_K: 'q8_K' };
+  const act = ACT[fmt];
+  if (!act) throw new Error(`no relaxed matvec for ${fmt}`);
+  const isK = fmt === 'q4_K',
+    pair = `${fmt}_matvec_${act}`;
+  const w = isK ? blocksK(fmt, (rows * cols) / 256, r, 'finite') : blocks(fmt, (rows * cols) / 32, r, 'finite'),
+    x = isK ? blocksK(act, cols / 256, r, 'finite') : blocks(act, cols / 32, r, 'finite');
   /** @type {Record<string, { backend: string, run: () => void, y: () => Float32Array, times: number[] }>} */
   const b = {};
   // The relaxed build's own SIMD128 kernel too: same compiler as the relaxed kernel, so the ratio
