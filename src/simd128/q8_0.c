@@ -26,26 +26,16 @@ static inline void dq_block(const bq_k *k, const uint8_t *p, v128_t d24, v128_t 
   bq_q8_weights(p, XQS, d24, w);
 }
 
-/* bq_dequantize_blocks' loop with runs of 1024 weights touched at a time (32 blocks, 17 lines)
- * instead of BQ_TOUCH_WEIGHTS (512, 9 lines): Q8_0 reads 1.06 bytes per weight, twice Q4_0's.
- * Zen 4 host, 16M weights, twelve rounds of paired instances (3-4 of each build, mean ratio to
- * the ceiling), 512 -> 1024: median 0.75 -> 0.80 (0.69-0.79 -> 0.75-0.84, better in eleven); in
- * one round 768 gave 0.71, 1536 0.75 and 2048 0.73 where 512 gave 0.69 and 1024 0.76. At 64K
- * weights (L2) a median 3% slower (0.76-0.90 -> 0.69-0.90; 5.4-6.1x the scalar build). */
-enum { DQ_RUN = 1024 / BQ_B32 };
-
+/* The input is touched in runs of 1024 weights (32 blocks, 17 lines) instead of BQ_TOUCH_WEIGHTS
+ * (512, 9 lines): Q8_0 reads 1.06 bytes per weight, twice Q4_0's. Zen 4 host, 16M weights, twelve
+ * rounds of paired instances (3-4 of each build, mean ratio to the ceiling), 512 -> 1024: median
+ * 0.75 -> 0.80 (0.69-0.79 -> 0.75-0.84, better in eleven); in one round 768 gave 0.71, 1536 0.75
+ * and 2048 0.73 where 512 gave 0.69 and 1024 0.76. At 64K weights (L2) a median 3% slower
+ * (0.76-0.90 -> 0.69-0.90; 5.4-6.1x the scalar build). */
 BQ_DEQUANTIZE_PROTO(q8_0, __simd128) {
   if (n % BQ_BLK_q8_0) return BQ_EINVAL;
-  const bq_k k = bq_consts();
-  const uint8_t *p = x;
-  const size_t nb = n / BQ_BLK_q8_0;
-  size_t i = 0;
-  for (; i + 2 <= nb; i += 2, p += 2 * XS, y += 2 * BQ_B32) {
-    if (i % DQ_RUN == 0) bq_touch_run(p, nb - i, DQ_RUN, XS);
-    bq_dequantize_block(&k, p, y, BQ_D_REG, BQ_Q8_DEXP, NULL, NULL, dq_block);
-    bq_dequantize_block(&k, p + XS, y + BQ_B32, BQ_D_REG, BQ_Q8_DEXP, NULL, NULL, dq_block);
-  }
-  if (i < nb) bq_dequantize_block(&k, p, y, BQ_D_REG, BQ_Q8_DEXP, NULL, NULL, dq_block);
+  bq_dequantize_blocks_run(x, y, n / BQ_BLK_q8_0, XS, BQ_D_REG, BQ_Q8_DEXP, dq_block,
+                           1024 / BQ_B32);
   return BQ_OK;
 }
 

@@ -401,12 +401,12 @@ static inline void bq_dequantize_block(const bq_k *k, const uint8_t *p, float *y
 /* Dequantize loop over nb blocks of bs bytes, two blocks per iteration: V8 puts a stack check
  * and the loop's bookkeeping, about 9 instructions, on every back edge. (Against one block per
  * iteration, paired rounds on a Zen 3 host: 2-9% faster at 64K weights for the five formats.) */
-static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs,
-                                        int scales, int dexp, bq_dq_block_fn block) {
+static inline void bq_dequantize_blocks_run(const uint8_t *p, float *y, size_t nb, size_t bs,
+                                            int scales, int dexp, bq_dq_block_fn block,
+                                            size_t run) {
   const bq_k k = bq_consts();
   uint32_t *st = bq_scale_slot;
   const uint32_t *ld = bq_scale_slot_alias;
-  const size_t run = BQ_TOUCH_WEIGHTS / BQ_B32;
   size_t i = 0;
   for (; i + 2 <= nb; i += 2, p += 2 * bs, y += 2 * BQ_B32) {
     if (i % run == 0) bq_touch_run(p, nb - i, run, bs); /* bq_touch */
@@ -414,6 +414,12 @@ static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, s
     bq_dequantize_block(&k, p + bs, y + BQ_B32, scales, dexp, st, ld, block);
   }
   if (i < nb) bq_dequantize_block(&k, p, y, scales, dexp, st, ld, block);
+}
+
+/* The same with the input touched in runs of BQ_TOUCH_WEIGHTS weights. */
+static inline void bq_dequantize_blocks(const uint8_t *p, float *y, size_t nb, size_t bs,
+                                        int scales, int dexp, bq_dq_block_fn block) {
+  bq_dequantize_blocks_run(p, y, nb, bs, scales, dexp, block, BQ_TOUCH_WEIGHTS / BQ_B32);
 }
 
 /* Fused dequantize-and-multiply: acc += the 32 products of each block, summed per lane in
