@@ -56,7 +56,7 @@ BQ_DEQUANTIZE_PROTO(iq4_xs, __simd128) {
   const uint8_t *p = x;
   const size_t nb = n / QK_K, run = BQ_TOUCH_WEIGHTS / QK_K;
   for (size_t i = 0; i < nb; i++, p += XS) {
-    if (i % run == 0) bq_touch_run(p, nb - i, run, XS); /* simd.h */
+    bq_touch_run(p, i, nb, run, XS); /* simd.h */
     const float *sl = slots(p);
     /* Not unrolled: each pass stores its 128 bytes in order (see kq45.h). */
 #pragma clang loop unroll(disable)

@@ -194,7 +194,7 @@ BQ_KQ_INLINE void bq_kq_dequantize(const uint8_t *p, float *y, size_t nb, size_t
   const bq_kq c = bq_kq_consts();
   const size_t run = BQ_TOUCH_WEIGHTS / QK_K;
   for (size_t i = 0; i < nb; i++, p += xs, y += QK_K) {
-    if (i % run == 0) bq_touch_run(p, nb - i, run, xs); /* simd.h */
+    bq_touch_run(p, i, nb, run, xs); /* simd.h */
     const float *sl = slots(&k, &c, p);
     v128_t st[2] = {wasm_v128_load(p + qh), wasm_v128_load(p + qh + 16)};
     _Pragma("clang loop unroll(disable)") for (int s = 0; s < 4; s++) {

@@ -61,7 +61,7 @@ BQ_DEQUANTIZE_PROTO(mxfp4, __simd128) {
   /* Two blocks per iteration, as bq_dequantize_blocks (V8's back-edge bookkeeping); the input
    * touched a run at a time (simd.h). */
   for (; i + 2 <= nb; i += 2, p += 2 * XS, y += 2 * BQ_B32) {
-    if (i % run == 0) bq_touch_run(p, nb - i, run, XS);
+    bq_touch_run(p, i, nb, run, XS);
     block_out(&k, p, st, ld, y);
     block_out(&k, p + XS, st, ld, y + BQ_B32);
   }

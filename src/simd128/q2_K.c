@@ -52,7 +52,7 @@ BQ_DEQUANTIZE_PROTO(q2_K, __simd128) {
   const uint8_t *b = x;
   const size_t nb = n / QK_K, run = BQ_TOUCH_WEIGHTS / QK_K;
   for (size_t i = 0; i < nb; i++, b += XS, y += QK_K) {
-    if (i % run == 0) bq_touch_run(b, nb - i, run, XS); /* simd.h */
+    bq_touch_run(b, i, nb, run, XS); /* simd.h */
     v128_t dl[4], ml[4];
     sub_scales(&k, b, dl, ml);
 #pragma clang loop unroll(full)

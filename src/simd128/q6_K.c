@@ -75,7 +75,7 @@ BQ_DEQUANTIZE_PROTO(q6_K, __simd128) {
   const uint8_t *b = x;
   const size_t nb = n / QK_K, run = BQ_TOUCH_WEIGHTS / QK_K;
   for (size_t i = 0; i < nb; i++, b += XS, y += QK_K) {
-    if (i % run == 0) bq_touch_run(b, nb - i, run, XS); /* simd.h */
+    bq_touch_run(b, i, nb, run, XS); /* simd.h */
     v128_t dl[4];
     sub_scales(b, bq_h2f_fast(bq_rd16(b + XD)), dl);
     /* each sub-block's dl read back splat by one load (bq_kq_slot: no lane shuffle) */

@@ -105,14 +105,16 @@ static inline void bq_touch(const uint8_t *p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64) (void)*(const volatile uint8_t *)(p + o);
   (void)*(const volatile uint8_t *)(p + bytes - 1);
 }
-/* Touches the run of blocks at p: `run` blocks of bs bytes, or the `left` that remain when fewer.
- * A full run's length is a constant, so its loads are unrolled, with no loop (a loop there, with
- * V8's stack check on its back edge, made the kernels 3-10% slower at 64K weights). */
-static inline void bq_touch_run(const uint8_t *p, size_t left, size_t run, size_t bs) {
-  if (left >= run)
+/* In a loop over nb blocks of bs bytes, at block i (p its address): touches the next run of `run`
+ * blocks when i starts one (or the blocks that remain, when fewer). A full run's length is a
+ * constant, so its loads are unrolled, with no loop (a loop there, with V8's stack check on its
+ * back edge, made the kernels 3-10% slower at 64K weights). */
+static inline void bq_touch_run(const uint8_t *p, size_t i, size_t nb, size_t run, size_t bs) {
+  if (i % run) return;
+  if (nb - i >= run)
     bq_touch(p, run * bs);
   else
-    bq_touch(p, left * bs);
+    bq_touch(p, (nb - i) * bs);
 }
 
 /* The 16 byte codes c of v (0..255) as four vectors of floats 2^23 + c (elements 0-3, 4-7, 8-11,
@@ -409,7 +411,7 @@ static inline void bq_dequantize_blocks_run(const uint8_t *p, float *y, size_t n
   const uint32_t *ld = bq_scale_slot_alias;
   size_t i = 0;
   for (; i + 2 <= nb; i += 2, p += 2 * bs, y += 2 * BQ_B32) {
-    if (i % run == 0) bq_touch_run(p, nb - i, run, bs); /* bq_touch */
+    bq_touch_run(p, i, nb, run, bs); /* bq_touch */
     bq_dequantize_block(&k, p, y, scales, dexp, st, ld, block);
     bq_dequantize_block(&k, p + bs, y + BQ_B32, scales, dexp, st, ld, block);
   }
