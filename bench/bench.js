@@ -184,12 +184,13 @@ EXTRAS.push({
   matvec({ t, a, rows, v }) {
     const W = rowHandle;
     if (!W) return undefined;
-    const floats = Math.ceil(v.byteLength / 64) * 16 + rows;
+    const vBytes = Math.ceil(v.byteLength / 64) * 64,
+      floats = vBytes / 4 + rows;
     const S = api.tensor('f32', new Uint8Array(floats * 4), 1, floats);
     handles.push(S);
     const k = /** @type {Record<string, any>} */ (api.exports);
     const vp = S.byteOffset,
-      yp = vp + Math.ceil(v.byteLength / 64) * 64;
+      yp = vp + vBytes;
     new Uint8Array(k.memory.buffer, vp, v.byteLength).set(v);
     const f = k[`bq_${t}_matvec_${a}`];
     return measure(

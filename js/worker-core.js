@@ -84,7 +84,7 @@ function call(k, name, args) {
  * @param {number[]} a
  * @param {WebAssembly.Memory} memory
  */
-export function claim(k, name, a, memory) {
+function claim(k, name, a, memory) {
   const [counter, total, least, parts, ci, cs] = a;
   const ctr = new Int32Array(memory.buffer, counter, 1);
   for (let start = Atomics.load(ctr, 0); start < total;) {
