@@ -13,9 +13,11 @@ CC ?= cc
 NODE ?= node
 
 SRC_COMMON := src/half.c src/types.c src/dispatch.c
-SRC_REF := $(wildcard src/ref/*.c)
-SRC_SIMD := $(wildcard src/simd128/*.c)
-HEADERS := $(wildcard src/*.h src/*.inc src/simd128/*.h)
+# src/imat/: the quantizers with importance weights (reference C, in every build), and their SIMD128
+# versions in src/imat/simd128/.
+SRC_REF := $(wildcard src/ref/*.c src/imat/*.c)
+SRC_SIMD := $(wildcard src/simd128/*.c src/imat/simd128/*.c)
+HEADERS := $(wildcard src/*.h src/*.inc src/simd128/*.h src/imat/*.h src/imat/simd128/*.h)
 
 # -ffp-contract=off: no fused multiply-add anywhere, or Q4_0/Q5_0 codes drift from ggml's.
 CFLAGS_COMMON := -std=c11 -Wall -Wextra -Werror -ffp-contract=off
@@ -27,13 +29,15 @@ WASM_FLAGS := -O3 $(CFLAGS_COMMON) -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_G
 WASM_SIMD := wasm/blockquant-simd128.wasm
 WASM_SCALAR := wasm/blockquant-scalar.wasm
 JS_EMBED := js/wasm/simd128.js js/wasm/scalar.js
+# The JS type table, generated from the C tables by a native program (tools/gen-types.c).
+JS_TYPES := js/gen/types-table.js
 
 STAMP := build/.stamp
 DEV_STAMP := build/.dev-stamp
 TEST_STAMP := build/.test-stamp
 
 ##@ Building
-all: $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed threads ## Build the wasm modules and the JS modules that embed them (default)
+all: $(JS_TYPES) $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed threads ## Build the wasm modules and the JS modules that embed them (default)
 
 wasm/exports-%.json: wasm/exports.c src/kernels.inc | deps
 	$(CC) -E -P $(if $(filter simd128,$*),-DBQ_SIMD128) $< \
@@ -111,6 +115,14 @@ $(WASM_THREADS): $(OBJ_THREADS) $(LIBC_RELAXED) build/threads/exports.txt
 	  --export-memory --max-memory=4294967296 --strip-all \
 	  $$(cat build/threads/exports.txt) $(OBJ_THREADS) $(LIBC_RELAXED) -o $@
 
+build/native/gen-types: tools/gen-types.c src/types.c src/half.c $(HEADERS)
+	@mkdir -p build/native
+	$(CC) $(CFLAGS_COMMON) -O1 tools/gen-types.c src/types.c src/half.c -lm -o $@
+
+$(JS_TYPES): build/native/gen-types
+	@mkdir -p js/gen
+	./build/native/gen-types $@
+
 js/wasm/worker-src.js: js/worker-core.js js/worker.js tools/embed-worker.mjs
 	@mkdir -p js/wasm
 	$(NODE) tools/embed-worker.mjs js/worker-core.js js/worker.js $@
@@ -129,7 +141,7 @@ native: build/native/libblockquant.a ## Build the native static library
 
 types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
 
-types/index.d.ts: $(wildcard js/*.js js/*.d.ts) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
 	rm -rf types
 	./node_modules/.bin/tsc -p tools/tsconfig.types.json
 	rm -rf types/wasm
@@ -141,7 +153,7 @@ pack: all types ## The npm package tarball (npm pack; its prepack step runs make
 ##@ Checking
 JS_TESTS := $(filter-out tests/package.test.js,$(wildcard tests/*.test.js))
 
-test: all native types test-native test-native-golden test-js test-package typecheck ## Build everything and run every test
+test: all native types oracle test-native test-native-golden test-js test-package typecheck ## Build everything and run every test
 	@echo "make test: all tests passed"
 
 test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive fp16/bf16 test
@@ -154,14 +166,23 @@ test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive
 	  -o build/native/test_half
 	./build/native/test_half
 
-test-js: all types demo/sample.gguf | test-deps ## The JS suite (node --test), once per build: simd128, then scalar
+test-js: all types oracle demo/sample.gguf | test-deps ## The JS suite (node --test), once per build: simd128, then scalar
 	BQ_BACKEND=simd128 $(NODE) --test $(JS_TESTS)
 	BQ_BACKEND=scalar $(NODE) --test $(JS_TESTS)
 
 test-package: all types | test-deps ## The packed tarball installed and smoke-tested in Node, Deno, Bun, workerd, Chromium, Firefox, TypeScript
 	$(NODE) --test tests/package.test.js
 
-typecheck: dev-deps ## tsc --checkJs over js/ and demo/
+# The test oracle: llama.cpp's prebuilt ggml (the devDependency @node-llama-cpp/linux-x64), driven
+# through a small native program (tests/lib/ggml.js runs it).
+ORACLE := build/oracle/ggml-oracle
+oracle: $(ORACLE) ## The ggml oracle the tests and the benchmark compare against (llama.cpp's own libggml)
+
+$(ORACLE): tests/oracle/ggml-oracle.c | dev-deps
+	@mkdir -p build/oracle
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $< -ldl -o $@
+
+typecheck: $(JS_TYPES) dev-deps ## tsc --checkJs over js/ and demo/
 	./node_modules/.bin/tsc -p tsconfig.json
 	./node_modules/.bin/tsc -p tsconfig.demo.json
 
@@ -175,10 +196,10 @@ demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (POR
 	$(NODE) demo/cli.js
 	$(NODE) demo/server.js
 
-demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED)
+demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED) $(JS_TYPES)
 	$(NODE) demo/make-sample.js
 
-bench: all bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the relaxed build in Chromium, 2 threads against 1, and the download size
+bench: all oracle bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the relaxed build in Chromium, 2 threads against 1, and the download size
 	$(NODE) bench/bench.js
 	$(NODE) bench/relaxed.js
 	$(NODE) bench/threads.js 2
@@ -232,13 +253,13 @@ $(TEST_STAMP):
 	@mkdir -p build && touch $@
 
 clean: ## Remove build outputs
-	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm types demo/sample.gguf bench/out tests/artifacts blockquant-*.tgz
+	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm js/gen types demo/sample.gguf bench/out tests/artifacts blockquant-*.tgz
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: relaxed threads deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: oracle relaxed threads deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
 
 # The golden tests of the formats added after the simple blocks: one test program and one fixture
 # folder per set (tests/native/test_golden_<set>.c, tests/fixtures/golden-<set>/), under ASan+UBSan.

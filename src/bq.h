@@ -19,6 +19,8 @@
 
 #define BQ_OK 0
 #define BQ_EINVAL (-1)
+/* A grid type's quantizer called before its search tables were built (bq_quant_tables_init). */
+#define BQ_ENOTABLES (-2)
 
 /* Floats of dot state: the SIMD128 dots keep 4 lane sums in acc[0..3]; a reference dot keeps its
  * running sum in acc[0] and, where ggml's generic dot carries more float state across blocks (the
@@ -27,7 +29,7 @@
 
 /* ggml type ids (src/types.inc). */
 enum bq_type {
-#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale) BQ_TYPE_##E = id,
+#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale, imat) BQ_TYPE_##E = id,
 #include "types.inc"
 #undef BQ_TYPE
 };
@@ -39,6 +41,8 @@ enum bq_type {
 #define BQ_F_DOT_F32 8 /* dot with f32 values */
 #define BQ_F_MATVEC 16 /* matvec against its vec_dot type or f32 */
 #define BQ_F_STATS 32
+#define BQ_F_QUANTIZE_ROWS 64     /* quantize whole rows with importance weights (quantize_rows) */
+#define BQ_F_REQUIRES_IMATRIX 128 /* ggml quantizes it only with importance weights */
 
 /* The type table: for a known id, block size in elements and block size in bytes; 0 for an
  * unknown or retired id. bq_type_vec_dot: the id ggml pairs it with in dots, or -1.
@@ -60,8 +64,14 @@ int bq_acc_lanes(void);
  * (what a byte-order swap reverses: 2 for a half, 4 for a 32-bit word, 1 for codes); NULL past
  * the last field or for a type without a block struct. */
 const char *bq_type_field(int type, int i, int *out);
+/* The kind of field i of a type's block, as fields.inc names it ("F16", "U8", "I8", "U16", "U32",
+ * "F32", "I16"), or NULL. */
+const char *bq_type_field_kind(int type, int i);
 
 #define BQ_QUANTIZE_PROTO(t, isa) int bq_##t##_quantize##isa(const float *x, void *y, size_t n)
+#define BQ_QUANTIZE_ROWS_PROTO(t, isa)                                               \
+  int bq_##t##_quantize_rows##isa(const float *x, void *y, size_t rows, size_t cols, \
+                                  const float *qw)
 #define BQ_DEQUANTIZE_PROTO(t, isa) int bq_##t##_dequantize##isa(const void *x, float *y, size_t n)
 #define BQ_DOT_PROTO(t, t2, isa) \
   int bq_##t##_dot_##t2##isa(const void *x, const void *y, size_t n, float *acc)
@@ -88,6 +98,7 @@ const char *bq_type_field(int type, int i, int *out);
 #define BQ_PROTOS_RELAXED BQ_PROTOS_SIMD
 #endif
 #define BQ_QUANTIZE(t, isa) BQ_PROTOS_##isa(BQ_QUANTIZE_PROTO, t)
+#define BQ_QUANTIZE_ROWS(t, isa) BQ_PROTOS_##isa(BQ_QUANTIZE_ROWS_PROTO, t)
 #define BQ_DEQUANTIZE(t, isa) BQ_PROTOS_##isa(BQ_DEQUANTIZE_PROTO, t)
 #define BQ_DOT(t, t2, isa) \
   BQ_PROTOS_##isa(BQ_DOT_PROTO, t, t2) BQ_PROTOS_##isa(BQ_DOT_SUM_PROTO, t, t2)
@@ -95,6 +106,7 @@ const char *bq_type_field(int type, int i, int *out);
 #define BQ_STATS(t, isa) BQ_PROTOS_##isa(BQ_STATS_PROTO, t)
 #include "kernels.inc"
 #undef BQ_QUANTIZE
+#undef BQ_QUANTIZE_ROWS
 #undef BQ_DEQUANTIZE
 #undef BQ_DOT
 #undef BQ_MATVEC
@@ -111,6 +123,20 @@ float bq_acc_sum__simd128(const float *acc);
 #ifdef __wasm_relaxed_simd__
 float bq_acc_sum__relaxed(const float *acc);
 #endif
+
+/* The search tables of the grid types' quantizers (ggml's iq2xs_init_impl and iq3xs_init_impl:
+ * the grid points, the map from a point to its grid index, and each point's nearest grid points),
+ * built into caller-owned memory, since no kernel allocates. bq_quant_tables_bytes: the bytes
+ * type's tables take (0 when its quantizer needs none); bq_quant_tables_init builds them into mem
+ * (that many bytes, 64-byte aligned, owned by the caller until bq_quant_tables_drop) and makes
+ * them the tables of type and of every type that shares them (IQ1_S and IQ1_M); it returns BQ_OK
+ * or BQ_EINVAL. bq_quant_tables_ready: 1 when type's tables are in place, or it needs none.
+ * bq_quant_tables_drop: forgets them (the memory is the caller's again). A quantize_rows kernel of
+ * a grid type returns BQ_ENOTABLES while its tables are not in place. */
+size_t bq_quant_tables_bytes(int type);
+int bq_quant_tables_init(int type, void *mem);
+int bq_quant_tables_ready(int type);
+void bq_quant_tables_drop(int type);
 
 /* fp16 and bf16 scalar conversions exactly as ggml's reference does them. */
 uint16_t bq_fp32_to_fp16(float f);

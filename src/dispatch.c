@@ -18,7 +18,8 @@
 /* A dot state's result, bq_<t>_dot_<t2>_sum__<isa>, is the lane sum of the ISA, bq_acc_sum__<isa>,
  * except for the pairs and ISAs marked here: ggml's dot ends with a scale of its running sum
  * (0.125f * sumf, 0.25f * sumf), so their kernel files define the sum themselves. A marker is
- * BQ_OWN_SUM_<t>_<t2><isa>, defined as "~," (an extra macro argument, which BQ_IF_OWN_SUM tests). */
+ * BQ_OWN_SUM_<t>_<t2><isa>, defined as "~," (an extra macro argument, which BQ_IF_OWN_SUM tests).
+ */
 #define BQ_OWN_SUM_iq2_xxs_q8_K__ref ~,
 #define BQ_OWN_SUM_iq2_xs_q8_K__ref ~,
 #define BQ_OWN_SUM_iq2_s_q8_K__ref ~,
@@ -46,10 +47,14 @@
 
 #define BQ_QUANTIZE(t, isa) \
   BQ_QUANTIZE_PROTO(t, ) { return BQ_BEST_##isa(bq_##t##_quantize)(x, y, n); }
+#define BQ_QUANTIZE_ROWS(t, isa)                                        \
+  BQ_QUANTIZE_ROWS_PROTO(t, ) {                                         \
+    return BQ_BEST_##isa(bq_##t##_quantize_rows)(x, y, rows, cols, qw); \
+  }
 #define BQ_DEQUANTIZE(t, isa) \
   BQ_DEQUANTIZE_PROTO(t, ) { return BQ_BEST_##isa(bq_##t##_dequantize)(x, y, n); }
-#define BQ_DOT(t, t2, isa)                                                         \
-  BQ_DOT_PROTO(t, t2, ) { return BQ_BEST_##isa(bq_##t##_dot_##t2)(x, y, n, acc); } \
+#define BQ_DOT(t, t2, isa)                                                          \
+  BQ_DOT_PROTO(t, t2, ) { return BQ_BEST_##isa(bq_##t##_dot_##t2)(x, y, n, acc); }  \
   BQ_DOT_SUM_PROTO(t, t2, ) { return BQ_BEST_##isa(bq_##t##_dot_##t2##_sum)(acc); } \
   BQ_SUMS_##isa(t, t2)
 #define BQ_MATVEC(t, t2, isa) \

@@ -32,7 +32,7 @@
 #define BQ_SCALE_NONE(t, p) ((void)(p), NAN)
 #define BQ_SCALE_D16(t, p) bq_h2f(bq_rd16((const uint8_t *)(p) + BQ_OFF(t, d)))
 #define BQ_SCALE_F32(t, p) bq_float(bq_rd32((const uint8_t *)(p) + BQ_OFF(t, d)))
-#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale) \
+#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale, imat) \
   static inline float bq_block_scale_##name(const void *p) { return BQ_SCALE_##scale(name, p); }
 #include "types.inc"
 #undef BQ_TYPE

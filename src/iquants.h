@@ -1,74 +1,15 @@
-/* The lattice ("grid") IQ formats IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M: block
- * layouts as ggml lays them out (ggml-common.h), the grid and sign tables (src/ref/iq_grids.c) and
- * the reference kernel prototypes until kernels.inc lists them.
+/* The lattice ("grid") IQ formats IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M: the
+ * grid and sign tables (src/ref/iq_grids.c) and the reference decoder and dot prototypes. The
+ * block structs are in blocks.h; the quantizers, with their search tables, in src/imat/.
  *
  * A super-block holds QK_K = 256 elements in 8 sub-blocks of 32, each made of 4 groups of 8. A
  * group is one grid point (8 magnitudes, or 2 points of 4 for the IQ3 types) times a sign byte (bit
- * j set: element j negative) times the sub-block's (or half sub-block's) scale. Half values are raw
- * IEEE binary16 bits; multi-byte fields are little-endian and read through memcpy or byte loads,
- * since blocks arrive at any byte address. There are no quantizers here: ggml's need an
- * importance-matrix search. The dots pair with Q8_K (kquants.h). */
+ * j set: element j negative) times the sub-block's (or half sub-block's) scale. The dots pair
+ * with Q8_K (kquants.h). */
 #ifndef BQ_IQUANTS_H
 #define BQ_IQUANTS_H
 
 #include "kquants.h"
-
-typedef struct {
-  uint16_t d;
-  uint8_t qs[64]; /* per sub-block ib, bytes 8ib..8ib+7: 4 grid indices, then a u32 whose bits
-                     7g..7g+6 are group g's sign index and bits 28..31 the 4-bit scale */
-} block_iq2_xxs;
-
-typedef struct {
-  uint16_t d;
-  uint16_t qs[32];   /* group 4ib+g: bits 0..8 grid index, bits 9..15 sign index */
-  uint8_t scales[8]; /* sub-block ib: low nibble groups 0-1, high nibble groups 2-3 */
-} block_iq2_xs;
-
-typedef struct {
-  uint16_t d;
-  uint8_t qs[32];    /* low 8 bits of group 4ib+g's 10-bit grid index */
-  uint8_t signs[32]; /* group 4ib+g's sign byte */
-  uint8_t qh[8];     /* bits 2g..2g+1 of qh[ib]: index bits 8..9 of group g */
-  uint8_t scales[8]; /* as IQ2_XS */
-} block_iq2_s;
-
-typedef struct {
-  uint16_t d;
-  uint8_t qs[64];  /* two grid indices per group: 8ib+2g (elements 0-3), 8ib+2g+1 (elements 4-7) */
-  uint8_t sas[32]; /* sub-block ib: a u32, bits 7g..7g+6 sign index of group g, bits 28..31 scale */
-} block_iq3_xxs;
-
-typedef struct {
-  uint16_t d;
-  uint8_t qs[64];    /* low 8 bits of the 9-bit grid indices, two per group as IQ3_XXS */
-  uint8_t qh[8];     /* bit k of qh[ib]: bit 8 of index qs[8ib+k] */
-  uint8_t signs[32]; /* group 4ib+g's sign byte */
-  uint8_t scales[4]; /* sub-block ib: nibble ib%2 of scales[ib/2] */
-} block_iq3_s;
-
-typedef struct {
-  uint16_t d;
-  uint8_t qs[32]; /* low 8 bits of group 4ib+g's 11-bit grid index */
-  uint16_t qh[8]; /* sub-block ib: bits 3g..3g+2 index bits 8..10 of group g, bits 12..14 the
-                     3-bit scale, bit 15 the delta's sign */
-} block_iq1_s;
-
-typedef struct {
-  uint8_t qs[32];    /* low 8 bits of group 4ib+g's 11-bit grid index */
-  uint8_t qh[16];    /* a nibble per group (qh[2ib+g/2], low for even g): bits 0..2 index bits
-                        8..10, bit 3 the delta's sign */
-  uint8_t scales[8]; /* 4 u16: 3-bit scales per 16 elements in bits 0..11, and the fp16 super-block
-                        scale spread over bits 12..15 of the four */
-} block_iq1_m;
-
-static_assert(sizeof(block_iq2_xxs) == BQ_SIZE_iq2_xxs, "iq2_xxs block");
-static_assert(sizeof(block_iq2_xs) == BQ_SIZE_iq2_xs, "iq2_xs block");
-static_assert(sizeof(block_iq2_s) == BQ_SIZE_iq2_s, "iq2_s block");
-static_assert(sizeof(block_iq3_xxs) == BQ_SIZE_iq3_xxs, "iq3_xxs block");
-static_assert(sizeof(block_iq3_s) == BQ_SIZE_iq3_s, "iq3_s block");
-static_assert(sizeof(block_iq1_s) == BQ_SIZE_iq1_s, "iq1_s block");
-static_assert(sizeof(block_iq1_m) == BQ_SIZE_iq1_m, "iq1_m block");
 
 /* ggml's tables (src/ref/iq_grids.c: provenance there). Grid entries pack their element values one
  * per byte, element j in bits 8j..8j+7. */

@@ -1,53 +1,13 @@
 /* The 4-bit non-linear formats IQ4_NL and IQ4_XS, MXFP4, and the ternary formats TQ1_0 and TQ2_0:
- * block layouts as ggml lays them out (ggml-common.h), their value tables, the quantizer helpers
- * IQ4_NL and IQ4_XS share (src/ref/iq4_nl.c), and the reference kernel prototypes until
- * kernels.inc lists them.
+ * their value tables, the quantizer helpers IQ4_NL and IQ4_XS share (src/ref/iq4_nl.c), and the
+ * reference kernel prototypes. The block structs are in blocks.h.
  *
- * IQ4_NL and MXFP4 blocks hold 32 elements, the others super-blocks of QK_K = 256. Half values are
- * raw IEEE binary16 bits; MXFP4's e is an E8M0 exponent byte. Multi-byte fields are little-endian
- * and read through memcpy: blocks arrive at any byte address (an MXFP4 block is 17 bytes). */
+ * IQ4_NL and MXFP4 blocks hold 32 elements, the others super-blocks of QK_K = 256. MXFP4's e is an
+ * E8M0 exponent byte. */
 #ifndef BQ_IQUANTS4_H
 #define BQ_IQUANTS4_H
 
 #include "kquants.h"
-
-typedef struct {
-  uint16_t d;
-  uint8_t qs[16]; /* element j < 16: low nibble of qs[j]; element j + 16: its high nibble */
-} block_iq4_nl;
-
-typedef struct {
-  uint16_t d;
-  uint16_t scales_h;   /* bits 2ib, 2ib+1: high two bits of sub-block ib's 6-bit scale */
-  uint8_t scales_l[4]; /* low four bits of the scale of sub-block ib: nibble ib % 2 of [ib / 2] */
-  uint8_t qs[128];     /* sub-block ib as one IQ4_NL block's qs, at qs[16 * ib] */
-} block_iq4_xs;
-
-typedef struct {
-  uint8_t e;      /* E8M0 shared exponent: the scale is 2^(e - 128), half the E8M0 value */
-  uint8_t qs[16]; /* E2M1 codes, nibbles as IQ4_NL */
-} block_mxfp4;
-
-typedef struct {
-  uint8_t qs[48]; /* 5 trits per byte: elements 0..159 (qs[0..31]), 160..239 (qs[32..47]) */
-  uint8_t qh[4];  /* 4 trits per byte: elements 240..255 */
-  uint16_t d;
-} block_tq1_0;
-
-typedef struct {
-  uint8_t qs[64]; /* 2-bit codes, code - 1 in -1..2: element e at qs[32*(e/128) + e%32] >>
-                     2*((e%128)/32) */
-  uint16_t d;
-} block_tq2_0;
-
-static_assert(sizeof(block_iq4_nl) == BQ_SIZE_iq4_nl, "iq4_nl block");
-static_assert(sizeof(block_iq4_xs) == BQ_SIZE_iq4_xs, "iq4_xs block");
-static_assert(sizeof(block_mxfp4) == BQ_SIZE_mxfp4, "mxfp4 block");
-static_assert(sizeof(block_tq1_0) == BQ_SIZE_tq1_0, "tq1_0 block");
-static_assert(sizeof(block_tq2_0) == BQ_SIZE_tq2_0, "tq2_0 block");
-static_assert(BQ_BLK_iq4_nl == 32 && BQ_BLK_mxfp4 == 32, "32-element blocks, as Q8_0");
-static_assert(BQ_BLK_iq4_xs == QK_K && BQ_BLK_tq1_0 == QK_K && BQ_BLK_tq2_0 == QK_K,
-              "super-blocks");
 
 /* Value tables (data, not code), ascending for IQ4_NL. bq_kvalues_iq4nl: ggml's kvalues_iq4nl;
  * bq_kvalues_mxfp4: ggml's kvalues_mxfp4, twice the E2M1 values. Both from src/ggml-common.h at

@@ -1,62 +1,12 @@
-/* The K-quant (super-block) formats Q2_K..Q6_K and the activation format Q8_K: block layouts as
- * ggml lays them out (ggml-common.h), the quantizer helpers the reference kernels share
- * (src/ref/kquants.c), and the kernel prototypes until kernels.inc lists them.
+/* The K-quant (super-block) formats Q2_K..Q6_K and the activation format Q8_K: the helpers their
+ * reference kernels share (src/ref/kquants.c: the quantizer fits, scale packing, a block decoded
+ * to integers) and the kernel prototypes. The block structs are in blocks.h.
  *
- * A super-block holds QK_K = 256 elements; every n below must be a multiple of 256. Half values
- * are raw IEEE binary16 bits; Q8_K's d is a binary32. All multi-byte fields are little-endian and
- * read through memcpy: blocks arrive at any byte address (a Q3_K block is 110 bytes). */
+ * A super-block holds QK_K = 256 elements; every n below must be a multiple of 256. */
 #ifndef BQ_KQUANTS_H
 #define BQ_KQUANTS_H
 
 #include "internal.h"
-
-#define QK_K 256
-
-typedef struct {
-  uint8_t scales[16]; /* low nibble: scale, high nibble: min, one byte per 16 elements */
-  uint8_t qs[64];     /* 2-bit codes: element e at qs[32*(e/128) + e%32] >> 2*((e%128)/32) */
-  uint16_t d, dmin;
-} block_q2_K;
-
-typedef struct {
-  uint8_t hmask[32];  /* bit e/32 of hmask[e%32] set: code has no -4 */
-  uint8_t qs[64];     /* low 2 bits, as Q2_K */
-  uint8_t scales[12]; /* 16 packed 6-bit scales, stored + 32 */
-  uint16_t d;
-} block_q3_K;
-
-typedef struct {
-  uint16_t d, dmin;
-  uint8_t scales[12]; /* 8 scales and 8 mins, 6 bits each (bq_scale_min_k4) */
-  uint8_t qs[128];    /* element e at qs[32*(e/64) + e%32], low nibble if e%64 < 32 */
-} block_q4_K;
-
-typedef struct {
-  uint16_t d, dmin;
-  uint8_t scales[12]; /* as Q4_K */
-  uint8_t qh[32];     /* bit e/32 of qh[e%32]: the fifth bit of element e */
-  uint8_t qs[128];    /* low 4 bits, as Q4_K */
-} block_q5_K;
-
-typedef struct {
-  uint8_t ql[128];   /* low 4 bits */
-  uint8_t qh[64];    /* high 2 bits */
-  int8_t scales[16]; /* one per 16 elements */
-  uint16_t d;
-} block_q6_K;
-
-typedef struct {
-  float d;
-  int8_t qs[QK_K];
-  int16_t bsums[QK_K / 16]; /* bsums[j] = sum of qs[16j..16j+15] */
-} block_q8_K;
-
-static_assert(sizeof(block_q2_K) == 84, "q2_K block");
-static_assert(sizeof(block_q3_K) == 110, "q3_K block");
-static_assert(sizeof(block_q4_K) == 144, "q4_K block");
-static_assert(sizeof(block_q5_K) == 176, "q5_K block");
-static_assert(sizeof(block_q6_K) == 210, "q6_K block");
-static_assert(sizeof(block_q8_K) == 292, "q8_K block");
 
 /* ggml's nearest_int: add 1.5 * 2^23 and keep the low 23 bits of the sum, minus 2^22. For
  * |v| <= 4194303 that is round to nearest, ties to even. ggml only asserts the range (compiled out

@@ -1,14 +1,14 @@
 /* The type table, generated from types.inc; what each type can do, from kernels.inc; and the
  * block layouts, from fields.inc and the block structs. */
-#include "iquants.h"
-#include "iquants4.h"
+#include "internal.h"
 
 struct bq_type_row {
   const char *name;
-  short block_size, type_size, vec_dot, dot_step, sub_block;
+  short block_size, type_size, vec_dot, dot_step, sub_block, requires_imatrix;
 };
 
-#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale) [id] = {#name, bs, ts, vd, step, sub},
+#define BQ_TYPE(E, name, id, bs, ts, vd, step, sub, scale, imat) \
+  [id] = {#name, bs, ts, vd, step, sub, imat},
 static const struct bq_type_row bq_types[] = {
 #include "types.inc"
 };
@@ -26,6 +26,7 @@ static int kernel_flags(int type) {
   int f = 0;
   const int vd = bq_types[type].vec_dot;
 #define BQ_QUANTIZE(t, isa) f |= type == BQ_ID_##t ? BQ_F_QUANTIZE : 0;
+#define BQ_QUANTIZE_ROWS(t, isa) f |= type == BQ_ID_##t ? BQ_F_QUANTIZE_ROWS : 0;
 #define BQ_DEQUANTIZE(t, isa) f |= type == BQ_ID_##t ? BQ_F_DEQUANTIZE : 0;
 #define BQ_DOT(t, t2, isa)                                                                    \
   f |= type == BQ_ID_##t                                                                      \
@@ -35,11 +36,12 @@ static int kernel_flags(int type) {
 #define BQ_STATS(t, isa) f |= type == BQ_ID_##t ? BQ_F_STATS : 0;
 #include "kernels.inc"
 #undef BQ_QUANTIZE
+#undef BQ_QUANTIZE_ROWS
 #undef BQ_DEQUANTIZE
 #undef BQ_DOT
 #undef BQ_MATVEC
 #undef BQ_STATS
-  return f;
+  return f | (bq_types[type].requires_imatrix ? BQ_F_REQUIRES_IMATRIX : 0);
 }
 
 int bq_type_block_size(int type) { return row(type) ? row(type)->block_size : 0; }
@@ -54,13 +56,24 @@ int bq_acc_lanes(void) { return BQ_ACC_LANES; }
 
 struct bq_field_row {
   short type;
-  const char *name;
+  const char *name, *kind;
   short offset, size, unit;
 };
 
+/* Bytes of one scalar of each field kind (fields.inc). */
+#define BQ_UNIT_F16 2
+#define BQ_UNIT_F32 4
+#define BQ_UNIT_U8 1
+#define BQ_UNIT_I8 1
+#define BQ_UNIT_U16 2
+#define BQ_UNIT_I16 2
+#define BQ_UNIT_U32 4
+
 #define BQ_MEMBER_SIZE(t, f) sizeof(((block_##t *)0)->f)
-#define BQ_FIELD(t, f, unit) {BQ_ID_##t, #f, BQ_OFF(t, f), BQ_MEMBER_SIZE(t, f), unit},
-#define BQ_PART(t, f, off, name, size, unit) {BQ_ID_##t, #name, BQ_OFF(t, f) + (off), size, unit},
+#define BQ_FIELD(t, f, kind) \
+  {BQ_ID_##t, #f, #kind, BQ_OFF(t, f), BQ_MEMBER_SIZE(t, f), BQ_UNIT_##kind},
+#define BQ_PART(t, f, off, name, size, kind) \
+  {BQ_ID_##t, #name, #kind, BQ_OFF(t, f) + (off), size, BQ_UNIT_##kind},
 static const struct bq_field_row bq_fields[] = {
 #include "fields.inc"
 };
@@ -68,10 +81,11 @@ static const struct bq_field_row bq_fields[] = {
 #undef BQ_PART
 
 /* A unit divides its field: a swap never straddles two fields; a part lies inside its member. */
-#define BQ_FIELD(t, f, unit) \
-  static_assert(BQ_MEMBER_SIZE(t, f) % (unit) == 0, #t "." #f ": whole scalars");
-#define BQ_PART(t, f, off, name, size, unit)                                        \
-  static_assert((size) % (unit) == 0 && (off) % (unit) == 0, #t "." #name ": whole scalars"); \
+#define BQ_FIELD(t, f, kind) \
+  static_assert(BQ_MEMBER_SIZE(t, f) % BQ_UNIT_##kind == 0, #t "." #f ": whole scalars");
+#define BQ_PART(t, f, off, name, size, kind)                                 \
+  static_assert((size) % BQ_UNIT_##kind == 0 && (off) % BQ_UNIT_##kind == 0, \
+                #t "." #name ": whole scalars");                             \
   static_assert((off) + (size) <= BQ_MEMBER_SIZE(t, f), #t "." #name ": inside " #f);
 #include "fields.inc"
 #undef BQ_FIELD
@@ -85,5 +99,11 @@ const char *bq_type_field(int type, int i, int *out) {
     out[2] = bq_fields[k].unit;
     return bq_fields[k].name;
   }
+  return NULL;
+}
+
+const char *bq_type_field_kind(int type, int i) {
+  for (size_t k = 0; k < sizeof bq_fields / sizeof bq_fields[0]; k++)
+    if (bq_fields[k].type == type && i-- == 0) return bq_fields[k].kind;
   return NULL;
 }

@@ -37,7 +37,9 @@ test(`JS type table equals the ${BACKEND} wasm type table`, () => {
         vecDot: x.bq_type_vec_dot(id),
         dotStep: x.bq_type_dot_step(id),
         subBlock: x.bq_type_sub_block(id),
-        quantize: (flags & 1) !== 0,
+        quantize: (flags & (1 | 64)) !== 0,
+        weighted: (flags & 64) !== 0,
+        requiresImatrix: (flags & (1 | 64)) !== 0 && (flags & 128) !== 0,
         dequantize: (flags & 2) !== 0,
         dot: (flags & 4) !== 0,
         dotF32: (flags & 8) !== 0,
@@ -47,7 +49,7 @@ test(`JS type table equals the ${BACKEND} wasm type table`, () => {
       `id ${id}`,
     );
     assert.equal(vecDotType(id), x.bq_type_vec_dot(id), `vec_dot of ${info.name}`);
-    assert.equal(CODEC_TYPES.includes(id), flags !== 0, `${info.name} has kernels`);
+    assert.equal(CODEC_TYPES.includes(id), (flags & ~128) !== 0, `${info.name} has kernels`);
     // The block layout: every field of the C struct, in order, at its offset, with its size and
     // byte-swap unit; the fields tile the block exactly.
     const out = x.bq_scratch_base();
@@ -86,10 +88,19 @@ test('GGMLType ids and typeInfo follow ggml', () => {
   assert.equal(GGMLType.Q8_1, 9);
   assert.equal(GGMLType.BF16, 30);
   assert.equal(GGMLType.MXFP4, 39);
-  const sizes = (t) => {
+  assert.equal(GGMLType.NVFP4, 40);
+  assert.equal(GGMLType.Q1_0, 41);
+  assert.equal(GGMLType.Q2_0, 42);
+  assert.deepEqual(sizes('nvfp4'), { name: 'nvfp4', blockSize: 64, typeSize: 36 });
+  assert.deepEqual(sizes('q1_0'), { name: 'q1_0', blockSize: 128, typeSize: 18 });
+  assert.deepEqual(sizes('q2_0'), { name: 'q2_0', blockSize: 64, typeSize: 18 });
+  // ggml_quantize_requires_imatrix: IQ2_XXS, IQ2_XS and IQ1_S only.
+  const needs = Object.values(GGMLType).filter((t) => typeInfo(t).requiresImatrix);
+  for (const t of needs) assert.ok([16, 17, 19].includes(t), `${typeInfo(t).name} does not need an imatrix in ggml`);
+  function sizes(t) {
     const { name, blockSize, typeSize } = typeInfo(t);
     return { name, blockSize, typeSize };
-  };
+  }
   assert.deepEqual(sizes(GGMLType.Q5_1), { name: 'q5_1', blockSize: 32, typeSize: 24 });
   assert.deepEqual(sizes('Q4_K'), { name: 'q4_K', blockSize: 256, typeSize: 144 });
   assert.equal(typeInfo('q4_0').vecDot, GGMLType.Q8_0);
@@ -98,7 +109,7 @@ test('GGMLType ids and typeInfo follow ggml', () => {
   assert.equal(typeInfo('f32').stats, false, 'f32 round trips are exact');
   assert.equal(typeId('q8_0'), 8);
   for (const [name, id] of Object.entries(GGMLType)) assert.equal(typeInfo(id).name.toUpperCase(), name);
-  for (const bad of [4, 5, 31, 32, 33, 36, 37, 38, 40, -1, 2.5, NaN]) {
+  for (const bad of [4, 5, 31, 32, 33, 36, 37, 38, 43, 44, -1, 2.5, NaN]) {
     assert.throws(
       () => typeInfo(bad),
       (e) => e instanceof TypeError && e.message.includes(String(bad)),

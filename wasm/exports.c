@@ -14,6 +14,7 @@
 #define BQ_NAMES_RELAXED BQ_NAMES_SIMD
 #endif
 #define BQ_QUANTIZE(t, isa) BQ_NAMES_##isa(bq_##t##_quantize)
+#define BQ_QUANTIZE_ROWS(t, isa) BQ_NAMES_##isa(bq_##t##_quantize_rows)
 #define BQ_DEQUANTIZE(t, isa) BQ_NAMES_##isa(bq_##t##_dequantize)
 #define BQ_DOT(t, t2, isa) BQ_NAMES_##isa(bq_##t##_dot_##t2) BQ_NAMES_##isa(bq_##t##_dot_##t2##_sum)
 #define BQ_MATVEC(t, t2, isa) BQ_NAMES_##isa(bq_##t##_matvec_##t2)
@@ -27,3 +28,5 @@ BQ_EXPORT bq_type_block_size BQ_EXPORT bq_type_size BQ_EXPORT bq_type_vec_dot
 BQ_EXPORT bq_type_dot_step BQ_EXPORT bq_type_sub_block BQ_EXPORT bq_type_flags
 BQ_EXPORT bq_type_name BQ_EXPORT bq_type_max_id BQ_EXPORT bq_type_field BQ_EXPORT bq_acc_lanes
 BQ_EXPORT bq_scratch_base
+BQ_EXPORT bq_quant_tables_bytes BQ_EXPORT bq_quant_tables_init BQ_EXPORT bq_quant_tables_ready
+BQ_EXPORT bq_quant_tables_drop

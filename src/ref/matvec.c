@@ -12,6 +12,7 @@ float bq_acc_sum__ref(const float *acc) {
 }
 
 #define BQ_QUANTIZE(t, isa)
+#define BQ_QUANTIZE_ROWS(t, isa)
 #define BQ_DEQUANTIZE(t, isa)
 #define BQ_STATS(t, isa)
 #define BQ_DOT(t, t2, isa)

@@ -88,6 +88,7 @@ int bq_prepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, int ord
 float bq_acc_sum__simd128(const float *acc) { return (acc[0] + acc[1]) + (acc[2] + acc[3]); }
 
 #define BQ_QUANTIZE(t, isa)
+#define BQ_QUANTIZE_ROWS(t, isa)
 #define BQ_DEQUANTIZE(t, isa)
 #define BQ_STATS(t, isa)
 #define BQ_DOT(t, t2, isa)

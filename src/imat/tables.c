@@ -1,0 +1,35 @@
+/* The grid types' quantizer search tables (bq.h: bq_quant_tables_*): which tables a type's
+ * quantizer uses, built into memory the caller owns. Each family of tables (src/imat/<family>.c)
+ * describes itself with a bq_tables_family (imat.h); this file only finds a type's family. */
+#include "imat.h"
+
+static const bq_tables_family *family(int type) {
+  switch (type) {
+    default:
+      return NULL;
+  }
+}
+
+size_t bq_quant_tables_bytes(int type) {
+  const bq_tables_family *f = family(type);
+  return f ? f->bytes : 0;
+}
+
+int bq_quant_tables_init(int type, void *mem) {
+  const bq_tables_family *f = family(type);
+  if (!f) return BQ_OK;
+  if (!mem || (uintptr_t)mem % 64) return BQ_EINVAL;
+  const int status = f->build(mem);
+  if (status == BQ_OK) *f->tables = mem;
+  return status;
+}
+
+int bq_quant_tables_ready(int type) {
+  const bq_tables_family *f = family(type);
+  return !f || *f->tables != NULL;
+}
+
+void bq_quant_tables_drop(int type) {
+  const bq_tables_family *f = family(type);
+  if (f) *f->tables = NULL;
+}
