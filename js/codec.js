@@ -4,6 +4,7 @@
 import { GGMLType, CODEC_TYPES, typeId, typeInfo, byteLength } from './types.js';
 import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
 import { Tensor, TENSOR_TOKEN, WasmHeap, residentAddress } from './tensor.js';
+import { quantizeCall } from './quantize-call.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -27,7 +28,7 @@ const lcm = (a, b) => (a / gcd(a, b)) * b;
 /**
  * Elements at which work on a type is cut into chunks: its dot step (src/types.inc: a chunked dot
  * then equals an uncut one), or its block size for a type without dots.
- * @param {CodecType} t
+ * @param {{ dotStep: number, blockSize: number }} t
  */
 const stepOf = (t) => t.dotStep || t.blockSize;
 
@@ -46,13 +47,8 @@ function codecType(type, op, verb = op) {
   const info = typeInfo(id);
   if (!info[op]) {
     const able = CODEC_TYPES.filter((t) => typeInfo(t)[op]).map((t) => typeInfo(t).name);
-    // The grid types decode but ggml quantizes them only with an importance-matrix search.
-    const why =
-      op === 'quantize' && info.dequantize
-        ? ` (ggml makes ${info.name} only with an importance-matrix search, which blockquant does not do)`
-        : '';
     throw new TypeError(
-      `ggml type ${info.name} (${id}) is not supported by blockquant for ${verb}${why}; supported: ${able.join(', ')}`,
+      `ggml type ${info.name} (${id}) is not supported by blockquant for ${verb}; supported: ${able.join(', ')}`,
     );
   }
   return { id, ...info };
@@ -131,7 +127,7 @@ export class Codec {
 
   /** Bytes of wasm memory held by live tensor handles (each rounded up to 64 bytes). */
   get residentBytes() {
-    return this.#heap.held;
+    return this.#heap.held - this.tableBytes;
   }
 
   /**
@@ -173,35 +169,121 @@ export class Codec {
   }
 
   /**
-   * Quantizes f32 values to whole blocks of a type, bit-exact with ggml's quantize_row_*_ref
-   * (F16 and BF16 with ggml's rounding).
+   * Quantizes f32 values to whole blocks of a type, byte-identical with what llama.cpp writes:
+   * ggml_quantize_chunk(type, values, out, 0, rows, rowLength, imatrix), with importance weights
+   * when `imatrix` is given (one per column) and without them otherwise (for most types ggml's
+   * quantize_row_<type>_ref; F16 and BF16 with ggml's rounding). The grid types build their search
+   * tables on first use (prepareQuantize).
    * @param {number | string} type target type
-   * @param {Float32Array} values a multiple of the block size (typeInfo(type).blockSize)
-   * @param {Uint8Array} [out] receives the blocks; must be exactly the right length
-   * @returns {Uint8Array} out, or a new array
-   * @throws {TypeError} unknown/unsupported type or wrong argument types
-   * @throws {RangeError} a value count that is not a whole number of blocks, or a wrong out length
+   * @param {Float32Array} values whole rows of rowLength values (one row by default)
+   * @param {import('./quantize-call.js').QuantizeOptions | Uint8Array} [options] { imatrix,
+   *   rowLength, out } (out alone, as a Uint8Array, is the older form)
+   * @returns {Uint8Array<ArrayBuffer>} out, or a new array
+   * @throws {TypeError} unknown/unsupported type, wrong argument types, or a type ggml quantizes
+   *   only with importance weights (IQ2_XXS, IQ2_XS, IQ1_S) called without them
+   * @throws {RangeError} a rowLength that is not a whole number of blocks or does not divide the
+   *   values, an imatrix of the wrong length or with a non-finite or negative weight, a wrong out length
    */
-  quantize(type, values, out) {
-    const t = codecType(type, 'quantize');
-    const x = asFloats(values, 'values');
-    const bytes = byteLength(t.id, x.length);
-    const y = out === undefined ? new Uint8Array(bytes) : asBytes(out, 'out');
-    if (y.length !== bytes)
-      throw new RangeError(`out holds ${y.length} bytes; ${x.length} ${t.name} values need ${bytes}`);
-    const name = `bq_${t.name}_quantize`;
-    const fn = this.#kernel(name);
-    const chunk = this.#chunk(4 + perElement(t), stepOf(t), x.length);
+  quantize(type, values, options) {
+    const c = quantizeCall(type, values, options);
+    if (c.byRows) this.#quantizeRows(c);
+    else this.#quantizeBlocks(c);
+    return /** @type {Uint8Array<ArrayBuffer>} */ (c.y);
+  }
+
+  /**
+   * A quantize call on any whole number of blocks, streamed through staging in chunks.
+   * @param {import('./quantize-call.js').QuantizeCall} c
+   */
+  #quantizeBlocks({ t, x, y, kernel }) {
+    const fn = this.#kernel(kernel);
+    const chunk = this.#chunk(4 + perElement(t), stepOf(typeInfo(t.id)), x.length);
     const xp = this.#reserve(align(chunk * 4) + align(chunk * perElement(t)));
     const yp = xp + align(chunk * 4);
     for (let i = 0; i < x.length; i += chunk) {
       const k = Math.min(chunk, x.length - i);
       const kb = (k / t.blockSize) * t.typeSize;
       new Float32Array(this.#mem.buffer, xp, k).set(x.subarray(i, i + k));
-      Codec.#ok(fn(xp, yp, k), name);
+      Codec.#ok(fn(xp, yp, k), kernel);
       y.set(new Uint8Array(this.#mem.buffer, yp, kb), (i / t.blockSize) * t.typeSize);
     }
-    return y;
+  }
+
+  /**
+   * A quantize call on whole rows with the rows kernel (importance weights, or a type that has
+   * only that kernel): as many rows per chunk as staging holds, or one row at a time in heap
+   * scratch when a row does not fit.
+   * @param {import('./quantize-call.js').QuantizeCall} c
+   */
+  #quantizeRows({ t, x, y, cols, rows, rowBytes, imatrix, kernel }) {
+    if (rows === 0) return;
+    this.prepareQuantize(t.id);
+    const fn = this.#kernel(kernel);
+    const wb = imatrix ? align(cols * 4) : 0;
+    const chunkRows = Math.min(rows, Math.max(1, Math.floor((this.#budget - wb) / (cols * 4 + rowBytes))));
+    const xb = align(chunkRows * cols * 4);
+    const need = wb + xb + align(chunkRows * rowBytes);
+    const temp = need > this.#stageBytes;
+    const base = temp ? this.#heap.alloc(need, `quantize scratch for rows of ${cols} values`) : this.#reserve(need);
+    try {
+      const xp = base + wb,
+        yp = xp + xb;
+      if (imatrix) new Float32Array(this.#mem.buffer, base, cols).set(imatrix);
+      for (let r = 0; r < rows; r += chunkRows) {
+        const k = Math.min(chunkRows, rows - r);
+        new Float32Array(this.#mem.buffer, xp, k * cols).set(x.subarray(r * cols, (r + k) * cols));
+        Codec.#ok(fn(xp, yp, k, cols, imatrix ? base : 0), kernel);
+        y.set(new Uint8Array(this.#mem.buffer, yp, k * rowBytes), r * rowBytes);
+      }
+    } finally {
+      if (temp) this.#heap.free(base, need);
+    }
+  }
+
+  /** @type {{ id: number, ptr: number, bytes: number }[]} the search tables built, in order */
+  #tables = [];
+
+  /**
+   * Builds the search tables a type's quantizer needs, if it needs any and they are not built yet
+   * (the grid types: ggml's iq2xs_init_impl / iq3xs_init_impl tables, equal to ggml's; IQ1_S and
+   * IQ1_M share theirs). quantize does this on first use; calling it ahead moves the cost (tens of
+   * milliseconds, up to about 3 MB of wasm memory) to a time of your choosing. The tables live in
+   * this codec's wasm memory (counted in memoryBytes and tableBytes) until freeTables().
+   * @param {number | string} type
+   * @returns {number} bytes the tables of type take (0 when its quantizer needs none)
+   * @throws {TypeError} for an unknown type
+   * @throws {RangeError} when wasm memory cannot hold them
+   */
+  prepareQuantize(type) {
+    const id = typeId(type);
+    const x = this.#k;
+    const bytes = x.bq_quant_tables_bytes(id);
+    if (bytes === 0 || x.bq_quant_tables_ready(id)) return bytes;
+    const ptr = this.#heap.alloc(bytes, `the ${typeInfo(id).name} quantizer's search tables`);
+    const status = x.bq_quant_tables_init(id, ptr);
+    if (status !== 0) {
+      this.#heap.free(ptr, bytes);
+      throw new Error(`blockquant: building the ${typeInfo(id).name} search tables failed (status ${status})`);
+    }
+    this.#tables.push({ id, ptr, bytes });
+    return bytes;
+  }
+
+  /** Bytes of wasm memory held by the quantizers' search tables (prepareQuantize). */
+  get tableBytes() {
+    return this.#tables.reduce((s, t) => s + WasmHeap.size(t.bytes), 0);
+  }
+
+  /**
+   * Frees the quantizers' search tables; the next quantize to a grid type builds them again.
+   * (Wasm memory never shrinks: the space is reused by later tensors and tables.)
+   */
+  freeTables() {
+    for (const t of this.#tables) {
+      this.#k.bq_quant_tables_drop(t.id);
+      this.#heap.free(t.ptr, t.bytes);
+    }
+    this.#tables = [];
   }
 
   /**

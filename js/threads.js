@@ -24,6 +24,7 @@ import { GGMLType, typeId, typeInfo, byteLength } from './types.js';
 import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
+import { quantizeCall } from './quantize-call.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -589,25 +590,44 @@ export class ThreadedCodec {
   }
 
   /**
-   * Quantizes f32 values to whole blocks of a type, as Codec.quantize, split by blocks over the
-   * workers.
+   * Quantizes f32 values, as Codec.quantize (the same bytes for any thread count), split over the
+   * workers by blocks, or by rows when the call uses importance weights or a grid type's quantizer.
    * @param {number | string} type
-   * @param {Float32Array} values a multiple of the block size
-   * @param {Uint8Array} [out] receives the blocks; must be exactly the right length
-   * @returns {Promise<Uint8Array>} out, or a new array
+   * @param {Float32Array} values whole rows of rowLength values (one row by default)
+   * @param {import('./quantize-call.js').QuantizeOptions | Uint8Array} [options] { imatrix, rowLength, out }
+   * @returns {Promise<Uint8Array<ArrayBuffer>>} out, or a new array
    * @throws {TypeError | RangeError} (rejects) as Codec.quantize; a worker's failure
    */
-  quantize(type, values, out) {
+  quantize(type, values, options) {
     return this.#serial(async () => {
-      const t = typeFor(type, 'quantize');
-      if (!(values instanceof Float32Array)) throw new TypeError('values must be a Float32Array');
-      const n = values.length;
-      const bytes = byteLength(t.id, n);
-      const y = out ?? new Uint8Array(bytes);
-      if (!(y instanceof Uint8Array)) throw new TypeError('out must be a Uint8Array');
-      if (y.length !== bytes) throw new RangeError(`out holds ${y.length} bytes; ${n} ${t.name} values need ${bytes}`);
-      if (n * 4 < this.#minSplit) return this.#codec.quantize(type, values, y);
-      const name = `bq_${t.name}_quantize`;
+      const c = quantizeCall(type, values, options);
+      const { t, x, y } = c;
+      const n = x.length;
+      if (n * 4 < this.#minSplit) return this.#codec.quantize(type, values, options);
+      if (c.byRows) {
+        this.#codec.prepareQuantize(t.id);
+        const { cols, rowBytes, imatrix } = c;
+        const wb = imatrix ? align(cols * 4) : 0;
+        const chunk = Math.max(1, Math.floor(this.#roundBytes / (cols * 4 + rowBytes)));
+        for (let r = 0; r < c.rows; r += chunk) {
+          const k = Math.min(chunk, c.rows - r);
+          const wp = this.#scratchAt(wb + align(k * cols * 4) + align(k * rowBytes) + ALIGN);
+          const xp = wp + wb,
+            yp = xp + align(k * cols * 4);
+          if (imatrix) new Float32Array(this.#mem.buffer, wp, cols).set(imatrix);
+          new Float32Array(this.#mem.buffer, xp, k * cols).set(x.subarray(r * cols, (r + k) * cols));
+          // units: rows; (x, y, rows, cols, qw)
+          const args = /** @type {[number, number][]} */ ([
+            [xp, 4 * cols],
+            [yp, rowBytes],
+            [cols, 0],
+            [imatrix ? wp : 0, 0],
+          ]);
+          await this.#claimed(yp + align(k * rowBytes), [{ name: c.kernel, total: k, ci: 2, cs: 1, args }]);
+          y.set(new Uint8Array(this.#mem.buffer, yp, k * rowBytes), r * rowBytes);
+        }
+        return /** @type {Uint8Array<ArrayBuffer>} */ (y);
+      }
       const per = 4 + t.typeSize / t.blockSize;
       const chunk = Math.max(t.blockSize, Math.floor(this.#roundBytes / per / t.blockSize) * t.blockSize);
       for (let i = 0; i < n; i += chunk) {
@@ -615,17 +635,32 @@ export class ThreadedCodec {
         const kb = (k / t.blockSize) * t.typeSize;
         const xp = this.#scratchAt(align(k * 4) + align(kb) + ALIGN);
         const yp = xp + align(k * 4);
-        new Float32Array(this.#mem.buffer, xp, k).set(values.subarray(i, i + k));
+        new Float32Array(this.#mem.buffer, xp, k).set(x.subarray(i, i + k));
         // units: blocks; (x, y, n values)
         const args = /** @type {[number, number][]} */ ([
           [xp, 4 * t.blockSize],
           [yp, t.typeSize],
         ]);
-        await this.#claimed(yp + align(kb), [{ name, total: k / t.blockSize, ci: 2, cs: t.blockSize, args }]);
+        await this.#claimed(yp + align(kb), [{ name: c.kernel, total: k / t.blockSize, ci: 2, cs: t.blockSize, args }]);
         y.set(new Uint8Array(this.#mem.buffer, yp, kb), (i / t.blockSize) * t.typeSize);
       }
-      return y;
+      return /** @type {Uint8Array<ArrayBuffer>} */ (y);
     });
+  }
+
+  /** As Codec.prepareQuantize: the tables are shared by the workers. @type {Codec['prepareQuantize']} */
+  prepareQuantize(type) {
+    return this.#codec.prepareQuantize(type);
+  }
+
+  /** As Codec.tableBytes. */
+  get tableBytes() {
+    return this.#codec.tableBytes;
+  }
+
+  /** As Codec.freeTables (after the calls under way have settled). @returns {Promise<void>} */
+  freeTables() {
+    return this.#serial(async () => this.#codec.freeTables());
   }
 
   /**

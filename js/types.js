@@ -103,6 +103,19 @@ const FIELDS = new Map(
 /** The types blockquant has any operation for (the others are known by name). */
 export const CODEC_TYPES = Object.freeze([...TABLE].filter(([, r]) => (r[6] & ~R) !== 0).map(([id]) => id));
 
+/** The flag bits of quantize without weights (bq_<t>_quantize) and with them (bq_<t>_quantize_rows). */
+export const QUANTIZE_PLAIN = Q,
+  QUANTIZE_ROWS = W;
+
+/**
+ * The raw operation flags of a type (bq_type_flags): for the codecs, which kernels to call.
+ * @param {number | string} type
+ * @returns {number}
+ */
+export function typeFlags(type) {
+  return rowOf(type)[6];
+}
+
 /** @type {Map<string, number>} */
 const BY_NAME = new Map([...TABLE].map(([id, [name]]) => [name.toLowerCase(), id]));
 
