@@ -199,8 +199,9 @@ demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (POR
 demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED) $(JS_TYPES)
 	$(NODE) demo/make-sample.js
 
-bench: all oracle bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the relaxed build in Chromium, 2 threads against 1, and the download size
+bench: all oracle bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the quantizers against native ggml, the relaxed build in Chromium, 2 threads against 1, and the download size
 	$(NODE) bench/bench.js
+	$(NODE) bench/quantize.js
 	$(NODE) bench/relaxed.js
 	$(NODE) bench/threads.js 2
 	$(NODE) bench/size.js
