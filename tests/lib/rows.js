@@ -32,6 +32,10 @@ export const ROW_KINDS = [
   ['+-Inf', (r, j) => (j % 2 ? Infinity : -Infinity)],
   ['Inf and NaN', (r, j) => (j % 4 === 0 ? Infinity : j % 4 === 1 ? NaN : r.normal())],
   ['ties', (r, j) => ((j % 8) - 4) * 0.5],
+  // NaNs of every sign and payload, quiet or signalling, at random places: where two meet in an
+  // addition or a product, x86-64 keeps the one its code generator put first.
+  ['NaN, random payloads', (r) => (r.next() < 0.3 ? f32(((r.next() * 2 ** 32) | 0x7f800001) >>> 0) : r.normal())],
+  ['all +Inf', () => Infinity],
 ];
 
 /**
