@@ -40,21 +40,22 @@ float bq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float
   }
   float iscale = bq_div((float)nmax, max);
   for (int i = 0; i < n; i++) L[i] = (uint8_t)bq_nearest_int(bq_mul(iscale, x[i]));
-  const float scale = bq_div(1, iscale);
+  /* The errors of the trial scales are only compared (a NaN one loses): plain arithmetic. */
+  const float scale = 1 / iscale;
   float best_mse = 0;
   for (int i = 0; i < n; i++) {
-    const float diff = bq_sub(x[i], bq_mul(scale, (float)L[i]));
-    best_mse = bq_add(best_mse, mul3(qw[i], diff, diff));
+    const float diff = x[i] - scale * (float)L[i];
+    best_mse += qw[i] * diff * diff;
   }
   for (int is = -4; is <= 4; is++) {
     if (is == 0) continue;
-    const float iscale_is = bq_div(bq_add(bq_mul(0.1f, (float)is), (float)nmax), max);
-    const float scale_is = bq_div(1, iscale_is);
+    const float iscale_is = (0.1f * (float)is + (float)nmax) / max;
+    const float scale_is = 1 / iscale_is;
     float mse = 0;
     for (int i = 0; i < n; i++) {
-      const int l = min_nmax(bq_nearest_int(bq_mul(iscale_is, x[i])), nmax);
-      const float diff = bq_sub(x[i], bq_mul(scale_is, (float)l));
-      mse = bq_add(mse, mul3(qw[i], diff, diff));
+      const int l = min_nmax(bq_nearest_int(iscale_is * x[i]), nmax);
+      const float diff = x[i] - scale_is * (float)l;
+      mse += qw[i] * diff * diff;
     }
     if (mse < best_mse) {
       best_mse = mse;
@@ -70,18 +71,19 @@ float bq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float
     sumlx = bq_add(sumlx, mul3(qw[i], x[i], (float)l));
     suml2 = bq_add(suml2, mul3(qw[i], (float)l, (float)l));
   }
+  /* The refinement keeps a change only if comparisons of its sums are true: plain arithmetic. */
   for (int itry = 0; itry < 5; itry++) {
     int n_changed = 0;
     for (int i = 0; i < n; i++) {
       const float w = qw[i], fl = (float)L[i];
-      float slx = bq_sub(sumlx, mul3(w, x[i], fl));
-      float sl2 = bq_sub(suml2, mul3(w, fl, fl));
+      float slx = sumlx - w * x[i] * fl;
+      float sl2 = suml2 - w * fl * fl;
       if (slx > 0 && sl2 > 0) {
-        const int new_l = min_nmax(bq_nearest_int(bq_div(bq_mul(x[i], sl2), slx)), nmax);
+        const int new_l = min_nmax(bq_nearest_int(x[i] * sl2 / slx), nmax);
         if (new_l != L[i]) {
-          slx = bq_add(slx, mul3(w, x[i], (float)new_l));
-          sl2 = bq_add(sl2, mul3(w, (float)new_l, (float)new_l));
-          if (bq_mul(bq_mul(slx, slx), suml2) > bq_mul(bq_mul(sumlx, sumlx), sl2)) {
+          slx += w * x[i] * (float)new_l;
+          sl2 += w * (float)new_l * (float)new_l;
+          if (slx * slx * suml2 > sumlx * sumlx * sl2) {
             L[i] = (uint8_t)new_l;
             sumlx = slx;
             suml2 = sl2;

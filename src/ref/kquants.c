@@ -21,28 +21,32 @@ static inline float acc_mul3(float sum, float a, float b, float c) {
 }
 
 /* The weighted error of codes L under scale and min: the sum of e * w, e = |diff| or diff^2,
- * diff = (scale * L + min) - x. */
+ * diff = (scale * L + min) - x. Plain arithmetic: an error is only compared (see below). */
 static float fit_error(int n, const float *x, const float *w, const uint8_t *L, float scale,
                        float min, int use_mad) {
   float err = 0;
   for (int i = 0; i < n; i++) {
-    const float diff = bq_sub(bq_add(bq_mul((float)L[i], scale), min), x[i]);
-    err = bq_add(err, bq_mul(use_mad ? fabsf(diff) : bq_mul(diff, diff), w[i]));
+    const float diff = (float)L[i] * scale + min - x[i];
+    err += (use_mad ? fabsf(diff) : diff * diff) * w[i];
   }
   return err;
 }
+
+/* Where the fits below use plain arithmetic: in their trials. A trial's result is kept only if a
+ * comparison of its sums or error is true, which no NaN passes, and its NaN-free sums are the
+ * same in any arithmetic; a NaN x or w, or a NaN made there (Inf - Inf), rejects the trial. So
+ * only what a fit starts from and returns (its first codes, sums and scale) needs fp.h. */
 
 float bq_make_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L,
                           float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
                           int use_mad) {
   float min = x[0], max = x[0];
-  float sum_w = w[0];
-  float sum_x = bq_mul(x[0], sum_w);
+  float sum_w = w[0], sum_x = x[0] * sum_w; /* for the trials only */
   for (int i = 1; i < n; i++) {
     if (x[i] < min) min = x[i];
     if (x[i] > max) max = x[i];
-    sum_w = bq_add(sum_w, w[i]);
-    sum_x = acc_mul(sum_x, x[i], w[i]);
+    sum_w += w[i];
+    sum_x += x[i] * w[i];
   }
   min = bq_select(min > 0, 0, min);
   if (max == min) {
@@ -61,23 +65,23 @@ float bq_make_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8
   }
   for (int is = 0; is <= nstep; is++) {
     /* min may have moved in an earlier trial: later trials use the new one (as ggml does). */
-    iscale = bq_div(bq_add(bq_add(rmin, bq_mul(rdelta, (float)is)), (float)nmax), bq_sub(max, min));
+    iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
     float sum_l = 0, sum_l2 = 0, sum_xl = 0;
     for (int i = 0; i < n; i++) {
-      const int l = clampi(bq_nearest_int(bq_mul(bq_sub(x[i], min), iscale)), 0, nmax);
+      const int l = clampi(bq_nearest_int((x[i] - min) * iscale), 0, nmax);
       Laux[i] = (uint8_t)l;
-      const float fl = (float)l, wl = bq_mul(w[i], fl);
-      sum_l = bq_add(sum_l, wl);
-      sum_l2 = bq_add(sum_l2, bq_mul(wl, fl));
-      sum_xl = bq_add(sum_xl, bq_mul(x[i], wl));
+      const float fl = (float)l, wl = w[i] * fl;
+      sum_l += wl;
+      sum_l2 += wl * fl;
+      sum_xl += wl * x[i];
     }
-    const float D = bq_sub(bq_mul(sum_l2, sum_w), bq_mul(sum_l, sum_l));
+    const float D = sum_w * sum_l2 - sum_l * sum_l;
     if (D > 0) {
-      float this_scale = bq_div(bq_sub(bq_mul(sum_xl, sum_w), bq_mul(sum_l, sum_x)), D);
-      float this_min = bq_div(bq_sub(bq_mul(sum_l2, sum_x), bq_mul(sum_l, sum_xl)), D);
+      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
       if (this_min > 0) {
         this_min = 0;
-        this_scale = bq_div(sum_xl, sum_l2);
+        this_scale = sum_xl / sum_l2;
       }
       const float cur_error = fit_error(n, x, w, Laux, this_scale, this_min, use_mad);
       if (cur_error < best_error) {
@@ -133,18 +137,18 @@ float bq_make_qx_quants(int n, int nmax, const float *x, const float *qw, int8_t
   float best = bq_mul(scale, sumlx);
   for (int is = -9; is <= 9; is++) {
     if (is == 0) continue;
-    iscale = bq_div(-bq_add((float)nmax, bq_mul(0.1f, (float)is)), max);
+    iscale = -((float)nmax + 0.1f * (float)is) / max;
     sumlx = suml2 = 0;
     for (int i = 0; i < n; i++) {
-      const int l = qx_code(iscale, x[i], nmax);
-      const float w = qw ? qw[i] : bq_mul(x[i], x[i]), fl = (float)l;
-      sumlx = acc_mul3(sumlx, w, x[i], fl);
-      suml2 = acc_mul3(suml2, w, fl, fl);
+      const int l = clampi(bq_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+      const float w = qw ? qw[i] : x[i] * x[i], fl = (float)l;
+      sumlx += w * x[i] * fl;
+      suml2 += w * fl * fl;
     }
-    if (suml2 > 0 && bq_mul(sumlx, sumlx) > bq_mul(best, suml2)) {
+    if (suml2 > 0 && sumlx * sumlx > best * suml2) {
       for (int i = 0; i < n; i++) L[i] = (int8_t)(nmax + qx_code(iscale, x[i], nmax));
-      scale = bq_div(sumlx, suml2);
-      best = bq_mul(scale, sumlx);
+      scale = sumlx / suml2;
+      best = scale * sumlx;
     }
   }
   return scale;
@@ -166,19 +170,20 @@ float bq_make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
     sumlx = acc_mul3(sumlx, w, x[i], fl);
     suml2 = acc_mul3(suml2, w, fl, fl);
   }
+  /* The refinement keeps a change only if comparisons of its sums are true: plain arithmetic. */
   for (int itry = 0; itry < 5; itry++) {
     int n_changed = 0;
     for (int i = 0; i < n; i++) {
-      const float w = bq_mul(x[i], x[i]), fl = (float)L[i];
-      float slx = bq_sub(sumlx, bq_mul(bq_mul(w, x[i]), fl));
+      const float w = x[i] * x[i], fl = (float)L[i];
+      float slx = sumlx - w * x[i] * fl;
       if (slx > 0) {
-        float sl2 = bq_sub(suml2, bq_mul(bq_mul(w, fl), fl));
-        const int new_l = clampi(bq_nearest_int(bq_div(bq_mul(x[i], sl2), slx)), -nmax, nmax - 1);
+        float sl2 = suml2 - w * fl * fl;
+        const int new_l = clampi(bq_nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
         if (new_l != L[i]) {
           const float fn = (float)new_l;
-          slx = acc_mul3(slx, w, x[i], fn);
-          sl2 = acc_mul3(sl2, w, fn, fn);
-          if (sl2 > 0 && bq_mul(bq_mul(slx, slx), suml2) > bq_mul(bq_mul(sumlx, sumlx), sl2)) {
+          slx += w * x[i] * fn;
+          sl2 += w * fn * fn;
+          if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
             L[i] = (int8_t)new_l;
             sumlx = slx;
             suml2 = sl2;
