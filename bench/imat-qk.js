@@ -24,7 +24,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 200);
 const BACKEND = process.env.BENCH_BACKEND ?? 'simd128';
 const VARIANT = process.env.BENCH_VARIANT ?? '';
-const TYPES = process.argv.length > 2 ? process.argv.slice(2) : ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
+const TYPES =
+  process.argv.length > 2
+    ? process.argv.slice(2)
+    : ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
 
 const raw = new Raw((await init({ backend: BACKEND })).exports);
 const x = syntheticWeights(ROWS, COLS, 11);
@@ -45,7 +48,7 @@ function startOracle() {
   const waiting = [];
   p.stdout.on('data', (d) => {
     buf += d;
-    for (let i; (i = buf.indexOf('\n')) >= 0; ) {
+    for (let i; (i = buf.indexOf('\n')) >= 0;) {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
       waiting.shift()?.(line);

@@ -68,19 +68,44 @@ void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, u
  * which start zeroed and get j = 0..15 in order. */
 void bq_q3_K_pack_scale(int j, int l, uint8_t *scales);
 
+/* Q3_K's scale step of quantize_row_q3_K_ref: the 16 sub-blocks' scales as 6-bit values against
+ * the one of largest |scale| (packed into b's scales) and d = 1 / (-32 / that scale). */
+void bq_q3_K_scales(const float *scales, block_q3_K *b);
+
 /* Q3_K's last steps, once scales and d are stored in b: the codes of the 256 values x against
- * them (a sub-block whose d * scale is 0 keeps the codes 0..7 its fit left in L), the high bits
- * into hmask and the low two bits into qs. */
+ * them (a sub-block whose d * scale is 0 keeps the codes 0..7 its fit left in L), then
+ * bq_q3_K_pack_codes. */
 void bq_q3_K_finish(const float *x, int8_t *L, block_q3_K *b);
+
+/* The codes L[256] (0..7; left as 0..3) into b: the high bits into hmask, the low two into qs. */
+void bq_q3_K_pack_codes(int8_t *L, block_q3_K *b);
+
+/* Q2_K's scale step of quantize_row_q2_K_ref: the 16 sub-blocks' scales and mins (-min) as
+ * 4-bit codes against the largest of each (no clamp, as ggml), and d, dmin (the largest / 15). */
+void bq_q2_K_scales(const float *scales, const float *mins, block_q2_K *b);
 
 /* Q2_K's last step: the codes 0..3 of the 256 values x against the stored scales, d and dmin of
  * b, L = nearest_int((x + dmin * min) / (d * scale)) per 16; a sub-block whose d * scale is 0
  * keeps the codes its fit left in L. */
 void bq_q2_K_requantize(const float *x, const block_q2_K *b, uint8_t *L);
 
+/* Q6_K's scale step: the 16 sub-blocks' scales as int8 against the one of largest |scale|
+ * (min(127, .), no lower clamp) and d = 1 / (-128 / that scale); 0 (b all zero) when every
+ * |scale| is below 1e-15, else 1. */
+int bq_q6_K_scales(const float *scales, block_q6_K *b);
+
+/* The codes L[256] (0..63) into b's ql (low 4 bits) and qh (high 2). */
+void bq_q6_K_pack_codes(const int8_t *L, block_q6_K *b);
+
 /* One Q6_K super-block of the 256 values x, as quantize_row_q6_K_ref (qw NULL) or, with the 256
  * importance weights qw of its columns, quantize_row_q6_K_impl (which uses them directly). */
 void bq_q6_K_quantize_block(const float *x, const float *qw, block_q6_K *b);
+
+/* Q4_K/Q5_K's scale step of quantize_row_q4_K_ref / q5_K_ref: the 8 sub-blocks' scales sc and
+ * mins (-min, >= 0) as 6-bit codes against the largest of each, packed into scales[12], and d,
+ * dmin (the largest / 63 as halves). */
+void bq_q45_K_scales(const float *sc, const float *mins, uint8_t *scales, uint16_t *d,
+                     uint16_t *dmin);
 
 /* Packs sub-block j's scale code ls and min code lm into Q4_K/Q5_K's scales[12] as ggml does,
  * called for j = 0..7 in order (sub-blocks 4..7 add their top bits to bytes 0..7). */

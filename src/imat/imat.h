@@ -57,6 +57,12 @@ void bq_q4_K_imat_block__ref(const float *x, const float *qw, void *out);
 void bq_q5_K_imat_block__ref(const float *x, const float *qw, void *out);
 void bq_q6_K_imat_block__ref(const float *x, const float *qw, void *out);
 
+/* The K-quants' weighted scale steps (the SIMD128 kernels share them): Q2_K's 16 scales and mins
+ * as 4-bit codes by make_qp_quants (nmax 15) weighted by the sub-blocks' total weights sw, and d,
+ * dmin; Q3_K's 16 scales as 6-bit values by make_qx_quants (nmax 32) weighted by sw, and d. */
+void bq_q2_K_imat_scales(const float *scales, const float *mins, const float *sw, block_q2_K *b);
+void bq_q3_K_imat_scales(const float *scales, const float *sw, block_q3_K *b);
+
 /* A row's sigma2 as ggml's quantize_row_<t>_impl of Q4_0..Q5_1 computes it: sum_x2 / cols. */
 static inline float bq_imat_row_sigma2(const float *x, size_t cols) {
   return bq_div(bq_imat_sum_x2(x, cols), (float)cols);

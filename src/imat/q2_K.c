@@ -5,8 +5,15 @@
  * codes again against the stored scales. */
 #include "imat.h"
 
+void bq_q2_K_imat_scales(const float *scales, const float *mins, const float *sw, block_q2_K *b) {
+  uint8_t Ls[16], Lm[16];
+  b->d = bq_fp32_to_fp16(bq_make_qp_quants(16, 15, scales, Ls, sw));
+  b->dmin = bq_fp32_to_fp16(bq_make_qp_quants(16, 15, mins, Lm, sw));
+  for (int j = 0; j < 16; j++) b->scales[j] = (uint8_t)(Ls[j] | Lm[j] << 4);
+}
+
 void bq_q2_K_imat_block__ref(const float *x, const float *qw, void *out) {
-  uint8_t L[QK_K], Laux[16], Ls[16], Lm[16];
+  uint8_t L[QK_K], Laux[16];
   float w[16], sw[16], scales[16], mins[16];
   const float sigma2 = bq_div(bq_imat_sum_x2(x, QK_K), QK_K);
   for (int j = 0; j < 16; j++) {
@@ -16,9 +23,7 @@ void bq_q2_K_imat_block__ref(const float *x, const float *qw, void *out) {
                                     BQ_IMAT_RDELTA, BQ_IMAT_NSTEP, 0);
   }
   block_q2_K b;
-  b.d = bq_fp32_to_fp16(bq_make_qp_quants(16, 15, scales, Ls, sw));
-  b.dmin = bq_fp32_to_fp16(bq_make_qp_quants(16, 15, mins, Lm, sw));
-  for (int j = 0; j < 16; j++) b.scales[j] = (uint8_t)(Ls[j] | Lm[j] << 4);
+  bq_q2_K_imat_scales(scales, mins, sw, &b);
   bq_q2_K_requantize(x, &b, L);
   bq_kq_pack_2bit(L, b.qs);
   memcpy(out, &b, sizeof b);

@@ -5,8 +5,16 @@
  * weights; then the codes again against the stored scales. */
 #include "imat.h"
 
+void bq_q3_K_imat_scales(const float *scales, const float *sw, block_q3_K *b) {
+  int8_t Ls[16];
+  memset(b->scales, 0, sizeof b->scales);
+  const float d = bq_make_qx_quants(16, 32, scales, sw, Ls);
+  for (int j = 0; j < 16; j++) bq_q3_K_pack_scale(j, Ls[j], b->scales);
+  b->d = bq_fp32_to_fp16(d);
+}
+
 void bq_q3_K_imat_block__ref(const float *x, const float *qw, void *out) {
-  int8_t L[QK_K], Ls[16];
+  int8_t L[QK_K];
   float w[16], sw[16], scales[16];
   const float sigma2 = bq_div(bq_mul(2, bq_imat_sum_x2(x, QK_K)), QK_K);
   for (int j = 0; j < 16; j++) {
@@ -15,10 +23,7 @@ void bq_q3_K_imat_block__ref(const float *x, const float *qw, void *out) {
     scales[j] = bq_make_qx_quants(16, 4, x + 16 * j, w, L + 16 * j);
   }
   block_q3_K b;
-  memset(b.scales, 0, sizeof b.scales);
-  const float d = bq_make_qx_quants(16, 32, scales, sw, Ls);
-  for (int j = 0; j < 16; j++) bq_q3_K_pack_scale(j, Ls[j], b.scales);
-  b.d = bq_fp32_to_fp16(d);
+  bq_q3_K_imat_scales(scales, sw, &b);
   bq_q3_K_finish(x, L, &b);
   memcpy(out, &b, sizeof b);
 }

@@ -202,7 +202,6 @@ void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, u
                   uint16_t *d_out, uint16_t *dmin_out) {
   uint8_t Laux[32];
   float w[32], mins[8], sc[8];
-  float max_scale = 0, max_min = 0; /* scales are >= 0 once the min is taken out */
   for (int j = 0; j < 8; j++) {
     const float *xj = x + 32 * j;
     float sum_x2 = 0;
@@ -210,6 +209,15 @@ void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, u
     const float av_x = bq_sqrt(bq_div(sum_x2, 32));
     for (int l = 0; l < 32; l++) w[l] = bq_add(av_x, fabsf(xj[l]));
     sc[j] = bq_make_qkx2_quants(32, nmax, xj, w, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, 0);
+  }
+  bq_q45_K_scales(sc, mins, scales, d_out, dmin_out);
+  bq_q45_K_requantize(x, nmax, scales, *d_out, *dmin_out, L);
+}
+
+void bq_q45_K_scales(const float *sc, const float *mins, uint8_t *scales, uint16_t *d_out,
+                     uint16_t *dmin_out) {
+  float max_scale = 0, max_min = 0; /* scales are >= 0 once the min is taken out */
+  for (int j = 0; j < 8; j++) {
     if (sc[j] > max_scale) max_scale = sc[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -225,7 +233,6 @@ void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, u
   }
   *d_out = bq_fp32_to_fp16(bq_div(max_scale, 63.f));
   *dmin_out = bq_fp32_to_fp16(bq_div(max_min, 63.f));
-  bq_q45_K_requantize(x, nmax, scales, *d_out, *dmin_out, L);
 }
 
 void bq_q45_K_pack_scale(int j, uint8_t ls, uint8_t lm, uint8_t *scales) {

@@ -19,14 +19,9 @@ void bq_q2_K_requantize(const float *x, const block_q2_K *b, uint8_t *L) {
   }
 }
 
-static void quantize_block(const float *x, block_q2_K *b) {
-  uint8_t L[QK_K], Laux[16];
-  float w[16], mins[16], scales[16];
+void bq_q2_K_scales(const float *scales, const float *mins, block_q2_K *b) {
   float max_scale = 0, max_min = 0; /* scales are >= 0 once the min is taken out */
   for (int j = 0; j < 16; j++) {
-    for (int l = 0; l < 16; l++) w[l] = fabsf(x[16 * j + l]);
-    scales[j] =
-        bq_make_qkx2_quants(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -46,6 +41,17 @@ static void quantize_block(const float *x, block_q2_K *b) {
   } else {
     b->dmin = bq_fp32_to_fp16(0.f);
   }
+}
+
+static void quantize_block(const float *x, block_q2_K *b) {
+  uint8_t L[QK_K], Laux[16];
+  float w[16], mins[16], scales[16];
+  for (int j = 0; j < 16; j++) {
+    for (int l = 0; l < 16; l++) w[l] = fabsf(x[16 * j + l]);
+    scales[j] =
+        bq_make_qkx2_quants(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
+  }
+  bq_q2_K_scales(scales, mins, b);
   bq_q2_K_requantize(x, b, L);
   bq_kq_pack_2bit(L, b->qs);
 }

@@ -24,6 +24,10 @@ void bq_q3_K_finish(const float *x, int8_t *L, block_q3_K *b) {
       L[16 * j + i] = (int8_t)((l < -4 ? -4 : l > 3 ? 3 : l) + 4);
     }
   }
+  bq_q3_K_pack_codes(L, b);
+}
+
+void bq_q3_K_pack_codes(int8_t *L, block_q3_K *b) {
   memset(b->hmask, 0, sizeof b->hmask);
   for (int e = 0; e < QK_K; e++) {
     if (L[e] > 3) {
@@ -34,12 +38,9 @@ void bq_q3_K_finish(const float *x, int8_t *L, block_q3_K *b) {
   bq_kq_pack_2bit((const uint8_t *)L, b->qs); /* codes 0..3 now */
 }
 
-static void quantize_block(const float *x, block_q3_K *b) {
-  int8_t L[QK_K];
-  float scales[16];
+void bq_q3_K_scales(const float *scales, block_q3_K *b) {
   float max_scale = 0, amax = 0;
   for (int j = 0; j < 16; j++) {
-    scales[j] = bq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
     const float a = fabsf(scales[j]);
     if (a > amax) {
       amax = a;
@@ -58,6 +59,13 @@ static void quantize_block(const float *x, block_q3_K *b) {
   } else {
     b->d = bq_fp32_to_fp16(0.f);
   }
+}
+
+static void quantize_block(const float *x, block_q3_K *b) {
+  int8_t L[QK_K];
+  float scales[16];
+  for (int j = 0; j < 16; j++) scales[j] = bq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
+  bq_q3_K_scales(scales, b);
   bq_q3_K_finish(x, L, b);
 }
 

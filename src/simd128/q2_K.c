@@ -143,3 +143,8 @@ BQ_DOT_PROTO(q2_K, q8_K, __simd128) {
 BQ_MATVEC_PROTO(q2_K, q8_K, __simd128) {
   return kq_matvec(w, rows, cols, x, y, XS, term, bq_q2_K_dot_q8_K__simd128);
 }
+
+/* quantize: quantize_row_q2_K_ref, the sub-block fits four at a time (../imat/simd128/kquants.h).
+ */
+#include "../imat/simd128/kquants.h"
+BQ_KQ_SIMD_QUANTIZE(q2_K, bq_q2_K_simd)

@@ -80,3 +80,8 @@ BQ_DOT_PROTO(q4_K, q8_K, __simd128) {
 BQ_MATVEC_PROTO(q4_K, q8_K, __simd128) {
   return bq_kq_matvec(w, rows, cols, x, y, XS, terms, bq_q4_K_dot_q8_K__simd128);
 }
+
+/* quantize: quantize_row_q4_K_ref, the sub-block fits four at a time (../imat/simd128/kquants.h).
+ */
+#include "../imat/simd128/kquants.h"
+BQ_KQ_SIMD_QUANTIZE(q4_K, bq_q4_K_simd)
