@@ -8,7 +8,7 @@
 //
 //   node bench/imat-qk.js [type...]     BENCH_BACKEND=simd128|scalar  BENCH_VARIANT=__ref|__simd128
 //                                       BENCH_ROUNDS (7)  BENCH_ROUND_MS (200)  BENCH_ROWS (32)
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { syntheticWeights } from '../demo/sample.js';
 import { ORACLE, libDir } from '../tests/lib/ggml.js';
 import { imatrix } from '../tests/lib/rows.js';
 import { Raw } from '../tests/lib/raw.js';
+import { repin, pinning } from './pin.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 32),
   COLS = 4096;
@@ -40,9 +41,17 @@ const dir = mkdtempSync(join(tmpdir(), 'bq-bench-'));
 writeFileSync(join(dir, 'x.f32'), new Uint8Array(x.buffer));
 writeFileSync(join(dir, 'w.f32'), new Uint8Array(w.buffer));
 
-/** A long-lived oracle process, answering one line per command. */
-function startOracle() {
-  const p = spawn(ORACLE, [libDir()]);
+/** The CPU this process runs on now (after repin), for the native process to use the same one. */
+function cpuNow() {
+  const r = spawnSync('taskset', ['-p', String(process.pid)]);
+  const m = /affinity mask: ([0-9a-f]+)/.exec(String(r.stdout));
+  const mask = m ? parseInt(m[1], 16) : 0;
+  return mask && (mask & (mask - 1)) === 0 ? Math.log2(mask) : -1;
+}
+
+/** A long-lived oracle process on CPU cpu (-1: anywhere), answering one line per command. */
+function startOracle(cpu) {
+  const p = cpu >= 0 ? spawn('taskset', ['-c', String(cpu), ORACLE, libDir()]) : spawn(ORACLE, [libDir()]);
   let buf = '';
   /** @type {((line: string) => void)[]} */
   const waiting = [];
@@ -78,9 +87,12 @@ function ours(call, ms) {
   return (calls * x.length) / ((t1 - t0) * 1e3);
 }
 
-const oracle = startOracle();
+const where = repin();
+const oracle = startOracle(cpuNow());
 const med = (v) => [...v].sort((p, q) => p - q)[v.length >> 1];
-console.log(`${ROWS}x${COLS}, ${BACKEND} build${VARIANT ? ` (${VARIANT})` : ''}, ${ROUNDS} rounds of ${ROUND_MS} ms`);
+console.log(
+  `${ROWS}x${COLS}, ${BACKEND} build${VARIANT ? ` (${VARIANT})` : ''}, ${ROUNDS} rounds of ${ROUND_MS} ms; ${pinning}${where ? `, on ${where}` : ''}`,
+);
 for (const t of TYPES) {
   for (const withW of [false, true]) {
     const rowsKernel = raw.x[`bq_${t}_quantize_rows${VARIANT}`];
