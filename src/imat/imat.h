@@ -21,13 +21,16 @@ typedef struct {
 
 /* The shared steps of the weighted quantizers (src/imat/search.c). */
 
-/* x[0]*x[0] + x[1]*x[1] + ... in order, from 0 (ggml's sum_x2 of a row or super-block). */
+/* x[0]*x[0] + x[1]*x[1] + ... in order, from 0 (ggml's sum_x2 of a row or super-block). Where
+ * two NaNs meet, the one ggml's compiled loop keeps: the sum's for elements 4k and 4k+3, the
+ * square's for 4k+1 and 4k+2 (gcc adds four squares at a time, in order, from a vector). */
 float bq_imat_sum_x2(const float *x, size_t n);
 
 /* w[0] + w[1] + ... in order, from 0 (a sub-block's total weight). */
 float bq_imat_sum(const float *w, int n);
 
-/* The weights of n values: w[i] = qw[i] * sqrt(sigma2 + x[i]*x[i]). */
+/* The weights of n values: w[i] = qw[i] * sqrt(sigma2 + x[i]*x[i]) (a NaN square wins over a NaN
+ * sigma2, as in ggml's compiled code). */
 void bq_imat_weights(const float *qw, const float *x, int n, float sigma2, float *w);
 
 /* ggml's make_qp_quants: the codes L (uint8, 0..nmax after the search; stored mod 256 as ggml does

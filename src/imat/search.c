@@ -5,8 +5,6 @@
 
 float bq_imat_sum_x2(const float *x, size_t n) {
   float s = 0;
-  /* gcc vectorizes the squares four at a time and adds them in order, keeping the sum's NaN for
-   * the first and last of each four and the square's for the middle two. */
   for (size_t i = 0; i < n; i++) {
     const float x2 = bq_mul(x[i], x[i]);
     s = i % 4 == 1 || i % 4 == 2 ? bq_add(x2, s) : bq_add(s, x2);
