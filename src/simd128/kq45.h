@@ -249,29 +249,28 @@ BQ_KQ_INLINE int bq_kq_finite(v128_t v) {
  * started from plus that part, zeros after. A dot cut anywhere then ends in the same state as the
  * uncut one up to a NaN's bits, and every later call of a non-finite state takes this path too.
  * The test is one per call, after the loop. */
-__attribute__((noinline, cold)) static v128_t bq_kq_redo(v128_t from, const uint8_t *x,
+__attribute__((noinline, cold)) static v128_t bq_kq_redo(const float *from, const uint8_t *x,
                                                          const uint8_t *y, size_t n,
                                                          bq_kq_ref_fn ref) {
-  float in[BQ_ACC_LANES] = {0}, part[BQ_ACC_LANES] = {0};
-  wasm_v128_store(in, from);
+  float part[BQ_ACC_LANES] = {0};
   ref(x, y, n, part);
-  return wasm_f32x4_make(bq_acc_sum__simd128(in) + bq_acc_sum__ref(part), 0.0f, 0.0f, 0.0f);
+  return wasm_f32x4_make(bq_acc_sum__simd128(from) + bq_acc_sum__ref(part), 0.0f, 0.0f, 0.0f);
 }
 
 BQ_KQ_INLINE void bq_kq_dot(const uint8_t *p, const uint8_t *b, size_t nb, size_t xs, float *acc,
                             bq_kq_terms_fn terms, bq_kq_ref_fn ref) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
-  const uint8_t *x0 = p, *y0 = b;
-  const v128_t from = wasm_v128_load(acc);
-  v128_t sum = from;
+  v128_t sum = wasm_v128_load(acc);
   for (size_t i = 0; i < nb; i++, p += xs, b += sizeof(block_q8_K)) {
     float yd;
     memcpy(&yd, b + offsetof(block_q8_K, d), sizeof yd);
     const bq_kq_act act = {(const int8_t *)(b + offsetof(block_q8_K, qs)), NULL};
     sum = wasm_f32x4_add(sum, terms(&k, &c, p, act, yd, b + offsetof(block_q8_K, bsums)));
   }
-  if (!bq_kq_finite(sum)) sum = bq_kq_redo(from, x0, y0, nb * QK_K, ref);
+  /* acc still holds the state the call started from */
+  if (!bq_kq_finite(sum))
+    sum = bq_kq_redo(acc, p - nb * xs, b - nb * sizeof(block_q8_K), nb * QK_K, ref);
   wasm_v128_store(acc, sum);
 }
 
