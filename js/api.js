@@ -14,4 +14,5 @@ export {
   GGUFValueType,
   rowRange,
   toLittleEndian,
+  tensorTypeName,
 } from './gguf.js';
