@@ -16,3 +16,4 @@ export {
   toLittleEndian,
   tensorTypeName,
 } from './gguf.js';
+export { readImatrix } from './model/imatrix.js';
