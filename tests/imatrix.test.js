@@ -191,6 +191,8 @@ test('every byte source; the format is told by the bytes, not the name', async (
           assert.equal(m.format, fmt, kind);
           assert.deepEqual(m.entries, want[fmt], `${fmt} from ${kind}`);
         }
+        // Over HTTP: the Range probe, the magic, (the header,) then the data in one read.
+        assert.equal(server.log.length, fmt === 'gguf' ? 4 : 3, `${fmt}: ${server.log.length} requests`);
         // The web entry takes all but paths and FileHandles.
         assert.deepEqual((await readImatrixWeb(new Blob([bytes]))).entries, want[fmt]);
         await assert.rejects(readImatrixWeb(path), TypeError);

@@ -41,6 +41,8 @@ const MAX_NAME = 4096;
 const MAX_VALUES = 2 ** 28;
 /** Bytes read from a .dat source at a time (a URL source makes one Range request per read). */
 const CHUNK = 1 << 20;
+/** Bytes of a GGUF imatrix's tensor data read at a time. */
+const CHUNK_GGUF = 16 << 20;
 
 const SUFFIXES = /** @type {const} */ (['.in_sum2', '.counts', '.in_sum']);
 const F32 = 0;
@@ -100,6 +102,29 @@ function divide(out, at, sums, from, n, count, ifZero) {
   else for (let i = 0; i < n; i++) out[at + i] = Number.isNaN(ifZero) ? sums[from + i] : ifZero;
 }
 
+/** The host's byte order (typed arrays use it). */
+const HOST_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * float32 values from bytes in the given byte order: a copy, aligned, swapped when the orders differ.
+ * @param {Uint8Array} b @param {boolean} le
+ */
+function floatsOf(b, le) {
+  const out = new Float32Array(b.length >> 2);
+  const u = new Uint8Array(out.buffer);
+  u.set(b.subarray(0, u.length));
+  if (le !== HOST_LE)
+    for (let i = 0; i < u.length; i += 4) {
+      let t = u[i];
+      u[i] = u[i + 3];
+      u[i + 3] = t;
+      t = u[i + 1];
+      u[i + 1] = u[i + 2];
+      u[i + 2] = t;
+    }
+  return out;
+}
+
 // ---- GGUF ----
 
 /**
@@ -147,6 +172,19 @@ async function readGGUF(src, options) {
   if (parts.size === 0) throw new GGUFError('NO_ENTRIES', 0, `${src.name}: no <name>.in_sum2 / <name>.counts tensors`);
   if (parts.size > MAX_ENTRIES)
     throw new GGUFError('LIMIT', 0, `${src.name}: ${parts.size} entries, more than the ${MAX_ENTRIES} accepted`);
+  // The tensors' bytes through a window of CHUNK_GGUF bytes: entries come in file order, so a URL
+  // source makes one Range request per window instead of three per entry.
+  /** @type {Uint8Array} */
+  let win = new Uint8Array(0);
+  let winAt = 0;
+  const span = async (/** @type {number} */ at, /** @type {number} */ n) => {
+    if (at < winAt || at + n > winAt + win.length) {
+      if (n > CHUNK_GGUF) return src.read(at, n);
+      winAt = at;
+      win = await src.read(at, Math.min(src.size - at, CHUNK_GGUF));
+    }
+    return win.subarray(at - winAt, at - winAt + n);
+  };
   /** @type {Map<string, ImatrixEntry>} */
   const entries = new Map();
   for (const [name, p] of parts) {
@@ -201,14 +239,10 @@ async function readGGUF(src, options) {
       /** @type {(v: number) => boolean} */ ok,
       /** @type {string} */ what,
     ) => {
-      const b = await f.readTensor(t.name);
-      const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-      const out = new Float32Array(t.nElements);
+      const out = floatsOf(await span(f.dataOffset + t.offset, 4 * t.nElements), le);
       for (let i = 0; i < out.length; i++) {
-        const v = dv.getFloat32(4 * i, le);
-        if (!ok(v))
-          throw new GGUFError('BAD_VALUE', f.dataOffset + t.offset + 4 * i, `${t.name}[${i}] is ${v}: ${what}`);
-        out[i] = v;
+        if (!ok(out[i]))
+          throw new GGUFError('BAD_VALUE', f.dataOffset + t.offset + 4 * i, `${t.name}[${i}] is ${out[i]}: ${what}`);
       }
       return out;
     };
@@ -343,18 +377,15 @@ async function readDat(src) {
     if (nval > MAX_VALUES)
       throw new GGUFError('LIMIT', valAt, `${src.name}: ${name}: ${nval} values, more than the ${MAX_VALUES} accepted`);
     const dataAt = r.pos;
-    const b = await r.bytes(4 * nval, `${name}'s ${nval} values`);
-    const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-    const stored = new Float32Array(nval);
+    const stored = floatsOf(await r.bytes(4 * nval, `${name}'s ${nval} values`), true);
     for (let k = 0; k < nval; k++) {
-      const v = dv.getFloat32(4 * k, true);
+      const v = stored[k];
       if (!(Number.isFinite(v) && v >= 0))
         throw new GGUFError(
           'BAD_VALUE',
           dataAt + 4 * k,
           `${src.name}: ${name}[${k}] is ${v}: a mean of squares must be finite and not negative`,
         );
-      stored[k] = v;
     }
     const values = new Float32Array(nval);
     divide(values, 0, stored, 0, nval, Math.fround(ncall), NaN);
