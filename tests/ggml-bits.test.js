@@ -11,8 +11,10 @@
 //              within 1e-5 of the sum of |terms| (the JS models' terms, tests/lib/oracle*.js).
 //              Q8_K's finite d stays below 1e20 for those, so no finite partial sum can overflow
 //              in any summation order; the references also see d near FLT_MAX.
-//   f32 dots   blockquant's fused dots with float values (ggml has none): ggml's decoded values
-//              times v, added in element order. The same two rules, the terms being the products.
+//   f32 dots   blockquant's fused dots with float values: ggml's decoded values times v, added in
+//              element order in float. The same two rules, the terms being the products. (ggml
+//              has no such dot for a quantized type; its F32 . F32 vec_dot, in this generic
+//              build, sums the products in double, which blockquant's F32 . F32 does not.)
 //
 // On the simd128 run the threads build (clang-19, SIMD128 and atomics, on a shared memory) is
 // checked too: it has the same kernels, compiled by another compiler. Seeded: BQ_SEED replays.
