@@ -140,3 +140,67 @@ BQ_MATVEC_PROTO(mxfp4, q8_0, __simd128) {
   return bq_matvec_prepared(w, rows, cols, x, y, XS, YS, YQS, BQ_PREP_PLAIN, pstep4,
                             bq_mxfp4_dot_q8_0__simd128);
 }
+
+/* The first code whose value times d is nearest x, for four lanes, as the reference's best_code
+ * over all 16 codes. The table is 0 and +-(1, 2, 3, 4, 6, 8, 12): for x > 0 no negative value (nor
+ * code 8, which ties code 0) is strictly nearer than code 0, and for x < 0 no positive one, while
+ * |(-v) * d - x| is |v * d - |x|| exactly (negation and a - b = -(b - a) are exact). So the search
+ * runs over codes 0..7 against |x|, in order with strict <, and a negative x takes code + 8 (code 0
+ * stays 0: -0 and NaN give code 0 as in the reference). c[j] = kvalues[j] * d, exact. */
+static inline v128_t best_codes(const v128_t *c, v128_t x) {
+  const v128_t a = wasm_f32x4_abs(x);
+  v128_t best = wasm_i32x4_splat(0), err = a;
+  for (int j = 1; j < 8; j++) {
+    const v128_t e = wasm_f32x4_abs(wasm_f32x4_sub(c[j], a));
+    const v128_t m = wasm_f32x4_lt(e, err);
+    best = wasm_v128_bitselect(wasm_i32x4_splat(j), best, m);
+    err = wasm_v128_bitselect(e, err, m);
+  }
+  const v128_t neg = wasm_v128_and(wasm_f32x4_lt(x, wasm_f32x4_splat(0.0f)),
+                                   wasm_i32x4_ne(best, wasm_i32x4_splat(0)));
+  return wasm_v128_or(best, wasm_v128_and(neg, wasm_i32x4_splat(8)));
+}
+
+/* The 16 codes of 16 consecutive values, one byte each. */
+static inline v128_t codes16(const v128_t *c, const float *x) {
+  v128_t q[4];
+  for (int k = 0; k < 4; k++) q[k] = best_codes(c, wasm_v128_load(x + 4 * k));
+  return wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]),
+                                 wasm_i16x8_narrow_i32x4(q[2], q[3]));
+}
+
+/* The reference's shared exponent, floor((float)log2(amax)) - 2 + 127, without the log2 where the
+ * exponent field gives it: for a normal amax = m * 2^k (m in [1, 2)), log2 is k + log2(m), and
+ * unless m is within 2^-15 of 2, k + log2(m) is more than 2^-17 below k + 1, farther than the half
+ * ulp of any float below 128 (2^-18), so it rounds to a float below k + 1 and the floor is k. Zero,
+ * subnormal, Inf and near-2 mantissas take the reference's formula. */
+static inline uint8_t shared_exponent(float amax) {
+  const uint32_t u = bq_bits(amax);
+  const uint32_t k = u >> 23;
+  if (k - 1 < 254 && (u & 0x7FFFFF) < 0x7FFF00) return (uint8_t)(k - 2);
+  return amax > 0 ? bq_cvt_u8(floorf((float)log2((double)amax)) - 2 + 127) : 0;
+}
+
+/* Quantize: max |x| over the values that are not NaN (the reference's amax < |x| never takes a
+ * NaN, and the lanes' maxima combine in any order), the shared exponent from it exactly as the
+ * reference, then the codes of each value. */
+BQ_QUANTIZE_PROTO(mxfp4, __simd128) {
+  if (n % BQ_BLK_mxfp4) return BQ_EINVAL;
+  for (size_t i = 0; i < n / BQ_BLK_mxfp4; i++) {
+    const float *xb = x + BQ_BLK_mxfp4 * i;
+    uint8_t *out = (uint8_t *)y + i * sizeof(block_mxfp4);
+    v128_t m = wasm_f32x4_splat(0.0f);
+    for (int j = 0; j < BQ_BLK_mxfp4; j += 4)
+      m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(xb + j)));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
+    const uint8_t e = shared_exponent(wasm_f32x4_extract_lane(m, 0));
+    const float d = bq_e8m0_half(e);
+    v128_t c[8];
+    for (int k = 0; k < 8; k++) c[k] = wasm_f32x4_splat((float)bq_kvalues_mxfp4[k] * d);
+    const v128_t lo = codes16(c, xb), hi = codes16(c, xb + 16);
+    out[XE] = e;
+    wasm_v128_store(out + XQS, wasm_v128_or(lo, wasm_i8x16_shl(hi, 4)));
+  }
+  return BQ_OK;
+}
