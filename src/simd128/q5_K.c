@@ -1,5 +1,6 @@
-/* Q5_K SIMD128 kernels: dequantize bit-exact with ref/q5_K.c; dots with exact integer sub-block
- * sums and four float terms per super-block (kq45.h). */
+/* Q5_K SIMD128 kernels (quantize: ../imat/simd128/kquants.h): dequantize bit-exact with ref/q5_K.c;
+ * dots with exact integer sub-block sums and four float terms per super-block (kq45.h). */
+#include "../imat/simd128/kquants.h" /* the quantizer */
 #include "kq45.h"
 
 enum {
@@ -95,7 +96,5 @@ BQ_MATVEC_PROTO(q5_K, q8_K, __simd128) {
   return bq_kq_matvec(w, rows, cols, x, y, XS, terms, bq_q5_K_dot_q8_K__simd128);
 }
 
-/* quantize: quantize_row_q5_K_ref, the sub-block fits four at a time (../imat/simd128/kquants.h).
- */
-#include "../imat/simd128/kquants.h"
+/* quantize_row_q5_K_ref byte for byte, the sub-block fits four at a time. */
 BQ_KQ_SIMD_QUANTIZE(q5_K, bq_q5_K_simd)
