@@ -255,9 +255,13 @@ void bq_q45_K_requantize(const float *x, int nmax, const uint8_t *scales, uint16
     const float dl = bq_mul(d, (float)s);
     if (dl == 0) continue;
     const float dm = bq_mul(dmin, (float)m);
-    for (int i = 0; i < 32; i++)
-      L[32 * j + i] =
-          (uint8_t)clampi(bq_nearest_int(bq_div(bq_add(x[32 * j + i], dm), dl)), 0, nmax);
+    /* x + dm four at a time: gcc adds x to dm for elements 0..27 of the sub-block but dm to x for
+     * 28..31, which decides whose NaN survives where both are NaN (dm is, when dmin is infinite
+     * and m is 0). */
+    for (int i = 0; i < 32; i++) {
+      const float xi = x[32 * j + i], v = i < 28 ? bq_add(xi, dm) : bq_add(dm, xi);
+      L[32 * j + i] = (uint8_t)clampi(bq_nearest_int(bq_div(v, dl)), 0, nmax);
+    }
   }
 }
 

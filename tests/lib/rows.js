@@ -35,6 +35,15 @@ export const ROW_KINDS = [
   // NaNs of every sign and payload, quiet or signalling, at random places: where two meet in an
   // addition or a product, x86-64 keeps the one its code generator put first.
   ['NaN, random payloads', (r) => (r.next() < 0.3 ? f32(((r.next() * 2 ** 32) | 0x7f800001) >>> 0) : r.normal())],
+  // ... and with Infs among them: an infinite dmin times a min code 0 is a NaN that meets them.
+  [
+    'NaN payloads and Inf',
+    (r) => {
+      const u = r.next();
+      if (u < 0.1) return f32(((r.next() * 2 ** 32) | 0x7f800001) >>> 0);
+      return u < 0.15 ? (r.next() < 0.5 ? Infinity : -Infinity) : r.normal();
+    },
+  ],
   ['all +Inf', () => Infinity],
 ];
 
