@@ -165,8 +165,6 @@ for (const t of ROWS_TYPES) {
       names.every((n) => n.length >= 2),
       `${t}: the builds export bq_${t}_quantize_rows and its __ref`,
     );
-    if (BACKEND === 'simd128')
-      assert.ok(names[0].includes(`bq_${t}_quantize_rows__simd128`), `${t}: a SIMD128 kernel`);
     BUILDS.forEach((b, bi) => {
       for (const name of names[bi])
         cases.forEach((c, i) =>
@@ -180,6 +178,7 @@ for (const t of ROWS_TYPES) {
     });
     // Not every input ggml aborts on: the hostile rows must leave most rows quantizable.
     assert.ok(want.filter((w) => w !== null).length > want.length / 2, `${t}: most cases quantize`);
+    if (BACKEND === 'simd128') assert.ok(names[0].includes(`bq_${t}_quantize_rows__simd128`), `${t}: a SIMD128 kernel`);
   });
 
   test(`${t}: bq_${t}_quantize_rows refuses a row length that is not a multiple of ${info.blockSize} and writes nothing`, () => {
@@ -302,7 +301,10 @@ test('iq4_nl stats report the scales ggml_quantize_chunk writes', () => {
   const { x } = hostileRows(ROW_KINDS.length, cols, SEED + 9);
   const [want] = ggml.quantize([{ type: typeId('iq4_nl'), x, cols }]);
   const nb = x.length / 32;
-  assert.ok(BUILDS.every((b) => variants(b.raw, 'bq_iq4_nl_stats').length >= 2), 'bq_iq4_nl_stats and its __ref');
+  assert.ok(
+    BUILDS.every((b) => variants(b.raw, 'bq_iq4_nl_stats').length >= 2),
+    'bq_iq4_nl_stats and its __ref',
+  );
   for (const b of BUILDS)
     for (const name of variants(b.raw, 'bq_iq4_nl_stats')) {
       b.raw.reset();
