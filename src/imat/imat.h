@@ -33,10 +33,19 @@ float bq_iq4_fit__ref(const float *x, const float *w);
 /* The 16 bytes of 32 codes 0..15: element j in the low nibble of qs[j % 16] for j < 16, else the
  * high nibble. */
 void bq_iq4_pack(const uint8_t *L, uint8_t *qs);
-/* The IQ4_NL block of 32 values fitted to scale d: fp16 d and the codes of x / d. */
-void bq_iq4_nl_finish(const float *x, float d, uint8_t *block);
-/* The IQ4_XS block of 256 values whose 8 sub-blocks fitted to scales (max_scale: the one of
- * largest magnitude, the first on a tie, 0 if none): d, the 6-bit scales and the codes. */
-void bq_iq4_xs_finish(const float *x, const float *scales, float max_scale, uint8_t *block);
+/* The packed codes (bq_iq4_pack) of 32 values x * id, each the nearest table entry. */
+typedef void bq_iq4_codes_fn(const float *x, float id, uint8_t *qs);
+void bq_iq4_codes__ref(const float *x, float id, uint8_t *qs);
+/* The steps of one version of the quantizers (the reference's, or SIMD128's), and the rows of
+ * IQ4_NL and IQ4_XS quantized with them (the quantize_rows kernels). */
+typedef struct {
+  void (*weights)(const float *x, const float *qw, float sigma2, float *w);
+  float (*fit)(const float *x, const float *w);
+  bq_iq4_codes_fn *codes;
+} bq_iq4_kernels;
+int bq_iq4_nl_rows(const bq_iq4_kernels *k, const float *x, void *y, size_t rows, size_t cols,
+                   const float *qw);
+int bq_iq4_xs_rows(const bq_iq4_kernels *k, const float *x, void *y, size_t rows, size_t cols,
+                   const float *qw);
 
 #endif

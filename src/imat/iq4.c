@@ -81,14 +81,16 @@ void bq_iq4_pack(const uint8_t *L, uint8_t *qs) {
   for (int j = 0; j < 16; j++) qs[j] = (uint8_t)(L[j] | L[j + 16] << 4);
 }
 
-/* Codes of x * id, 32 of them, packed. */
-static void codes(const float *x, float id, uint8_t *qs) {
+void bq_iq4_codes__ref(const float *x, float id, uint8_t *qs) {
   uint8_t L[32];
   for (int j = 0; j < 32; j++) L[j] = (uint8_t)bq_iq4_best_index(bq_kvalues_iq4nl, id * x[j]);
   bq_iq4_pack(L, qs);
 }
 
-void bq_iq4_xs_finish(const float *x, const float *scales, float max_scale, uint8_t *block) {
+/* The IQ4_XS block of 256 values whose 8 sub-blocks fitted to scales (max_scale: the one of
+ * largest magnitude, the first on a tie, 0 if none): d, the 6-bit scales and the codes. */
+static void xs_finish(const float *x, const float *scales, float max_scale, bq_iq4_codes_fn *codes,
+                      uint8_t *block) {
   block_iq4_xs b;
   const float d = -max_scale / 32;
   b.d = bq_fp32_to_fp16(d);
@@ -107,27 +109,30 @@ void bq_iq4_xs_finish(const float *x, const float *scales, float max_scale, uint
   memcpy(block, &b, sizeof b);
 }
 
-void bq_iq4_nl_finish(const float *x, float d, uint8_t *block) {
+/* The IQ4_NL block of 32 values fitted to scale d: fp16 d and the codes of x / d. */
+static void nl_finish(const float *x, float d, bq_iq4_codes_fn *codes, uint8_t *block) {
   block_iq4_nl b;
   b.d = bq_fp32_to_fp16(d);
   codes(x, d != 0 ? 1 / d : 0.0f, b.qs);
   memcpy(block, &b, sizeof b);
 }
 
-BQ_QUANTIZE_ROWS_PROTO(iq4_nl, __ref) {
+int bq_iq4_nl_rows(const bq_iq4_kernels *k, const float *x, void *y, size_t rows, size_t cols,
+                   const float *qw) {
   if (cols % 32) return BQ_EINVAL;
   for (size_t r = 0; r < rows; r++)
     for (size_t i = 0; i < cols / 32; i++) {
       const float *xb = x + r * cols + 32 * i;
       float w[32];
-      bq_iq4_weights(xb, qw ? qw + 32 * i : NULL, qw ? bq_iq4_sigma2(xb, 32) : 0.0f, w);
-      bq_iq4_nl_finish(xb, bq_iq4_fit__ref(xb, w),
+      k->weights(xb, qw ? qw + 32 * i : NULL, qw ? bq_iq4_sigma2(xb, 32) : 0.0f, w);
+      nl_finish(xb, k->fit(xb, w), k->codes,
                        (uint8_t *)y + (r * (cols / 32) + i) * sizeof(block_iq4_nl));
     }
   return BQ_OK;
 }
 
-BQ_QUANTIZE_ROWS_PROTO(iq4_xs, __ref) {
+int bq_iq4_xs_rows(const bq_iq4_kernels *k, const float *x, void *y, size_t rows, size_t cols,
+                   const float *qw) {
   if (cols % QK_K) return BQ_EINVAL;
   for (size_t r = 0; r < rows; r++)
     for (size_t i = 0; i < cols / QK_K; i++) {
@@ -137,18 +142,23 @@ BQ_QUANTIZE_ROWS_PROTO(iq4_xs, __ref) {
       float scales[8], max_scale = 0, amax_scale = 0;
       for (int ib = 0; ib < 8; ib++) {
         float w[32];
-        bq_iq4_weights(xb + 32 * ib, qb ? qb + 32 * ib : NULL, sigma2, w);
-        scales[ib] = bq_iq4_fit__ref(xb + 32 * ib, w);
+        k->weights(xb + 32 * ib, qb ? qb + 32 * ib : NULL, sigma2, w);
+        scales[ib] = k->fit(xb + 32 * ib, w);
         if (fabsf(scales[ib]) > amax_scale) {
           amax_scale = fabsf(scales[ib]);
           max_scale = scales[ib];
         }
       }
-      bq_iq4_xs_finish(xb, scales, max_scale,
+      xs_finish(xb, scales, max_scale, k->codes,
                        (uint8_t *)y + (r * (cols / QK_K) + i) * sizeof(block_iq4_xs));
     }
   return BQ_OK;
 }
+
+static const bq_iq4_kernels ref = {bq_iq4_weights, bq_iq4_fit__ref, bq_iq4_codes__ref};
+
+BQ_QUANTIZE_ROWS_PROTO(iq4_nl, __ref) { return bq_iq4_nl_rows(&ref, x, y, rows, cols, qw); }
+BQ_QUANTIZE_ROWS_PROTO(iq4_xs, __ref) { return bq_iq4_xs_rows(&ref, x, y, rows, cols, qw); }
 
 /* Without weights, blocks do not depend on rows: n values are one row. */
 BQ_QUANTIZE_PROTO(iq4_nl, __ref) { return bq_iq4_nl_quantize_rows__ref(x, y, 1, n, NULL); }
