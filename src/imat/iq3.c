@@ -22,7 +22,6 @@
 
 #include "iq3.h"
 
-enum { KMAXQ = 8 };
 
 float bq_iq3_sigma2(const float *x) {
   float s = 0;
@@ -34,16 +33,9 @@ void bq_iq3_weights(const float *x, const float *qw, float sigma2, float *w) {
   for (int i = 0; i < 32; i++) w[i] = qw ? qw[i] * sqrtf(sigma2 + x[i] * x[i]) : x[i] * x[i];
 }
 
-/* ggml's nearest_int(0.5f * (id * v - 1)) clamped to a code 0..7, NaN payloads kept. */
-static inline int code(float id, float v) {
-  const int l = bq_nearest_int(bq_mul(0.5f, bq_sub(bq_mul(id, v), 1.0f)));
-  return l < 0 ? 0 : l > KMAXQ - 1 ? KMAXQ - 1 : l;
-}
-
-/* iq3_find_best_neighbour: the grid point of list nb (count, indices) nearest v at scale s under
- * weights w (ties: the first), its codes into L; -1 when no distance is below FLT_MAX. */
-static int best_neighbour(const bq_iq3_tables *t, const uint16_t *nb, const float *v,
-                          const float *w, float s, int8_t *L) {
+int bq_iq3_search__ref(const bq_iq3_tables *t, int u, const float *v, const float *waux, float s,
+                       int8_t *L) {
+  const uint16_t *nb = t->neighbours - t->map[u] - 1;
   float best = FLT_MAX;
   int gi = -1;
   for (int j = 1; j <= nb[0]; j++) {
@@ -51,34 +43,30 @@ static int best_neighbour(const bq_iq3_tables *t, const uint16_t *nb, const floa
     float d2 = 0;
     for (int i = 0; i < 4; i++) {
       const float diff = s * (float)(g >> 8 * i & 0xFF) - v[i];
-      d2 += w[i] * diff * diff;
+      d2 += waux[i] * diff * diff;
     }
     if (d2 < best) {
       best = d2;
       gi = nb[j];
     }
   }
-  if (gi >= 0)
-    for (int i = 0; i < 4; i++) L[i] = (int8_t)(((int)(t->grid[gi] >> 8 * i & 0xFF) - 1) / 2);
+  if (gi >= 0) bq_iq3_codes_of(t->grid[gi], L);
   return gi;
 }
-
-static inline int point(const int8_t *L) { return L[0] | L[1] << 3 | L[2] << 6 | L[3] << 9; }
 
 /* Codes of the group of 4 magnitudes v at inverse scale id, moved onto the grid (the neighbour
  * nearest at scale s when off it). Returns the grid index (-1: ggml aborts) and whether the codes
  * were on the grid. */
-static int group(const bq_iq3_tables *t, const float *v, const float *waux, float id, float s,
-                 int8_t *L, int *on_grid) {
-  for (int i = 0; i < 4; i++) L[i] = (int8_t)code(id, v[i]);
-  const int u = point(L);
+static int group(const bq_iq3_tables *t, bq_iq3_search_fn *search, const float *v,
+                 const float *waux, float id, float s, int8_t *L, int *on_grid) {
+  for (int i = 0; i < 4; i++) L[i] = (int8_t)bq_iq3_code(id, v[i]);
+  const int u = bq_iq3_point(L);
   *on_grid = t->map[u] >= 0;
   if (*on_grid) return t->map[u];
-  return best_neighbour(t, t->neighbours - t->map[u] - 1, v, waux, s, L);
+  return search(t, u, v, waux, s, L);
 }
 
-/* sumqx = sum w |x| (2L + 1) and sumq2 = sum w (2L + 1)^2, in element order. */
-static void sums(const float *w, const float *v, const int8_t *L, float *sumqx, float *sumq2) {
+void bq_iq3_sums(const float *w, const float *v, const int8_t *L, float *sumqx, float *sumq2) {
   float sx = 0, s2 = 0;
   for (int i = 0; i < 32; i++) {
     const float q = (float)(2 * L[i] + 1);
@@ -89,10 +77,9 @@ static void sums(const float *w, const float *v, const int8_t *L, float *sumqx, 
   *sumq2 = s2;
 }
 
-int bq_iq3_subblock__ref(int G, const bq_iq3_tables *t, const float *x, const float *w,
-                         float *scale_out, uint16_t *gi, uint8_t *signs) {
+float bq_iq3_prepare(int G, const float *x, const float *w, float *v, float *waux,
+                     uint8_t *signs) {
   const int xxs = G == 256;
-  float v[32], waux[32];
   for (int i = 0; i < 32; i++) waux[i] = sqrtf(w[i]);
   for (int k = 0; k < 4; k++) {
     int nflip = 0;
@@ -116,29 +103,13 @@ int bq_iq3_subblock__ref(int G, const bq_iq3_tables *t, const float *x, const fl
   }
   float max = v[0];
   for (int i = 1; i < 32; i++) max = max > v[i] ? max : v[i];
-  int8_t L[32] = {0}, Laux[32];
-  if (xxs ? max < 1e-8f : !max) {
-    *scale_out = 0;
-    return 0;
-  }
-  const int nis = xxs ? 15 : 9;
-  float best = 0, scale = max / (2 * KMAXQ - 1);
-  int on[8], on_aux[8];
-  for (int k = 0; k < 8; k++) on[k] = xxs;
-  for (int is = -nis; is <= nis; is++) {
-    const float id = (2 * KMAXQ - 1 + is * 0.2f) / max, this_scale = 1 / id;
-    for (int k = 0; k < 8; k++)
-      if (group(t, v + 4 * k, waux + 4 * k, id, this_scale, Laux + 4 * k, &on_aux[k]) < 0)
-        return BQ_EDOMAIN;
-    float sumqx, sumq2;
-    sums(w, v, Laux, &sumqx, &sumq2);
-    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-      scale = sumqx / sumq2;
-      best = scale * sumqx;
-      memcpy(L, Laux, sizeof L);
-      memcpy(on, on_aux, sizeof on);
-    }
-  }
+  return max;
+}
+
+int bq_iq3_conclude(int G, const bq_iq3_tables *t, bq_iq3_search_fn *search, const float *v,
+                    const float *w, const float *waux, int8_t *L, const int *on, float scale,
+                    uint8_t *signs, float *scale_out, uint16_t *gi) {
+  const int xxs = G == 256;
   int off = 0;
   for (int k = 0; k < 8; k++) off += !on[k];
   if (off > 0 && scale > 0) {
@@ -146,10 +117,11 @@ int bq_iq3_subblock__ref(int G, const bq_iq3_tables *t, const float *x, const fl
     for (int k = 0; k < 8; k++) {
       if (xxs && on[k]) continue;
       int on_grid;
-      if (group(t, v + 4 * k, waux + 4 * k, id, scale, L + 4 * k, &on_grid) < 0) return BQ_EDOMAIN;
+      if (group(t, search, v + 4 * k, waux + 4 * k, id, scale, L + 4 * k, &on_grid) < 0)
+        return BQ_EDOMAIN;
     }
     float sumqx, sumq2;
-    sums(w, v, L, &sumqx, &sumq2);
+    bq_iq3_sums(w, v, L, &sumqx, &sumq2);
     if (sumq2 > 0) scale = sumqx / sumq2;
   }
   if (scale < 0) {
@@ -157,13 +129,46 @@ int bq_iq3_subblock__ref(int G, const bq_iq3_tables *t, const float *x, const fl
     for (int k = 0; k < 4; k++) signs[k] = (uint8_t)(xxs ? ~signs[k] & 127 : ~signs[k]);
   }
   for (int k = 0; k < 8; k++) {
-    const int g = t->map[point(L + 4 * k)];
+    const int g = t->map[bq_iq3_point(L + 4 * k)];
     if (g < 0) return BQ_EDOMAIN; /* ggml: "Oops: found point not on grid" (never reached) */
     gi[k] = (uint16_t)g;
   }
   if (!(scale >= 0)) return BQ_EDOMAIN; /* GGML_ASSERT(scale >= 0): a NaN scale */
   *scale_out = scale;
   return 1;
+}
+
+int bq_iq3_subblock__ref(int G, const bq_iq3_tables *t, const float *x, const float *w,
+                         float *scale_out, uint16_t *gi, uint8_t *signs) {
+  const int xxs = G == 256;
+  float v[32], waux[32];
+  const float max = bq_iq3_prepare(G, x, w, v, waux, signs);
+  if (xxs ? max < 1e-8f : !max) {
+    *scale_out = 0;
+    return 0;
+  }
+  const int nis = xxs ? 15 : 9;
+  int8_t L[32] = {0}, Laux[32];
+  float best = 0, scale = max / (2 * BQ_IQ3_KMAXQ - 1);
+  int on[8], on_aux[8];
+  for (int k = 0; k < 8; k++) on[k] = xxs;
+  for (int is = -nis; is <= nis; is++) {
+    const float id = (2 * BQ_IQ3_KMAXQ - 1 + is * 0.2f) / max, this_scale = 1 / id;
+    for (int k = 0; k < 8; k++)
+      if (group(t, bq_iq3_search__ref, v + 4 * k, waux + 4 * k, id, this_scale, Laux + 4 * k,
+                &on_aux[k]) < 0)
+        return BQ_EDOMAIN;
+    float sumqx, sumq2;
+    bq_iq3_sums(w, v, Laux, &sumqx, &sumq2);
+    if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+      scale = sumqx / sumq2;
+      best = scale * sumqx;
+      memcpy(L, Laux, sizeof L);
+      memcpy(on, on_aux, sizeof on);
+    }
+  }
+  return bq_iq3_conclude(G, t, bq_iq3_search__ref, v, w, waux, L, on, scale, signs, scale_out,
+                         gi);
 }
 
 /* The 4-bit code of a sub-block's scale against the super-block's 1/d. */

@@ -18,18 +18,20 @@
 #define BQ_IQ3_GGML_BYTES(G) \
   BQ_IQ3_ALIGN64(4 * (G) + 4 * 4096 + 2 * ((G) == 256 ? BQ_IQ3XXS_NEIGHBOURS : BQ_IQ3S_NEIGHBOURS))
 #ifdef __wasm_simd128__
-/* SIMD128 builds add a uint32 per point (its first group) and 16 floats per group. */
-#define BQ_IQ3_SIMD_BYTES(G) (4 * 4096 + 64 * ((G) == 256 ? BQ_IQ3XXS_GROUPS : BQ_IQ3S_GROUPS))
+/* SIMD128 builds add 16 bytes per grid point, a uint32 per point and 16 bytes per group. */
+#define BQ_IQ3_SIMD_BYTES(G) \
+  (16 * (G) + 4 * 4096 + 16 * ((G) == 256 ? BQ_IQ3XXS_GROUPS : BQ_IQ3S_GROUPS))
 #else
 #define BQ_IQ3_SIMD_BYTES(G) 0
 #endif
 #define BQ_IQ3_TABLE_BYTES(G) (BQ_IQ3_GGML_BYTES(G) + BQ_IQ3_SIMD_BYTES(G))
 
-/* A view of the built tables of one grid. simd (SIMD128 builds): uint32 first[4096], the first
- * group of point u's list (for points off the grid), then the groups: group g holds the grid points
- * of 4 consecutive entries of a list as float q[i][lane] = 2 * code_i + 1 (lanes past the list's
- * end NaN, so that their distance is never the smallest). */
+/* A view of the built tables of one grid. simd (SIMD128 builds): float gridf[G][4], the grid
+ * points' 2 * code_i + 1; uint32 first[4096], the first group of point u's list (for points off
+ * the grid); then the groups: group g holds the grid points of 4 consecutive entries of a list as
+ * bytes q[i][lane] = 2 * code_i + 1 (0 past the list's end). */
 typedef struct {
+  int size; /* G */
   const uint32_t *grid;
   const int32_t *map;
   const uint16_t *neighbours;
@@ -43,9 +45,49 @@ int bq_iq3_tables_of(int G, bq_iq3_tables *t);
 extern const bq_tables_family bq_iq3xxs_family, bq_iq3s_family;
 
 #ifdef __wasm_simd128__
-/* Writes the SIMD part of the tables of grid G after ggml's (simd128/iq3.c). */
-void bq_iq3_simd_tables_build(int G, void *mem);
+/* Writes the SIMD part of the tables of grid G after ggml's (simd128/iq3.c); BQ_OK, or BQ_EINVAL
+ * if the group count is not the one above (cannot happen). */
+int bq_iq3_simd_tables_build(int G, void *mem);
 #endif
+
+enum { BQ_IQ3_KMAXQ = 8 };
+
+/* ggml's nearest_int(0.5f * (id * v - 1)) clamped to a code 0..7, a NaN's payload kept as x86-64
+ * keeps it. */
+static inline int bq_iq3_code(float id, float v) {
+  const int l = bq_nearest_int(bq_mul(0.5f, bq_sub(bq_mul(id, v), 1.0f)));
+  return l < 0 ? 0 : l > BQ_IQ3_KMAXQ - 1 ? BQ_IQ3_KMAXQ - 1 : l;
+}
+
+/* The index u of 4 codes, and the codes of grid bytes g. */
+static inline int bq_iq3_point(const int8_t *L) { return L[0] | L[1] << 3 | L[2] << 6 | L[3] << 9; }
+static inline void bq_iq3_codes_of(uint32_t g, int8_t *L) {
+  for (int i = 0; i < 4; i++) L[i] = (int8_t)(((int)(g >> 8 * i & 0xFF) - 1) / 2);
+}
+
+/* iq3_find_best_neighbour for the off-grid point u: the grid point of u's neighbour list nearest
+ * the 4 magnitudes v at scale s, by sum waux (s (2c + 1) - v)^2 (ties: the first in the list); its
+ * codes into L and its index returned, or -1 when no distance is below FLT_MAX (ggml aborts). */
+typedef int bq_iq3_search_fn(const bq_iq3_tables *t, int u, const float *v, const float *waux,
+                             float s, int8_t *L);
+int bq_iq3_search__ref(const bq_iq3_tables *t, int u, const float *v, const float *waux, float s,
+                       int8_t *L);
+
+/* sumqx = sum w v (2L + 1) and sumq2 = sum w (2L + 1)^2 over a sub-block, in element order. */
+void bq_iq3_sums(const float *w, const float *v, const int8_t *L, float *sumqx, float *sumq2);
+
+/* The start of a sub-block's search: sqrt of the weights, the magnitudes v (IQ3_XXS: one flipped
+ * back negative in a group with an odd number of negative values) and sign bytes; returns the
+ * largest magnitude as ggml's MAX scan finds it. */
+float bq_iq3_prepare(int G, const float *x, const float *w, float *v, float *waux,
+                     uint8_t *signs);
+
+/* The end of a sub-block's search, from the winning trial's codes L, on-grid flags and scale: the
+ * groups re-coded at that scale (IQ3_XXS: those off the grid; IQ3_S: all) and the scale refitted,
+ * a negative scale flipped, the grid indices. Returns 1, or BQ_EDOMAIN where ggml aborts. */
+int bq_iq3_conclude(int G, const bq_iq3_tables *t, bq_iq3_search_fn *search, const float *v,
+                    const float *w, const float *waux, int8_t *L, const int *on, float scale,
+                    uint8_t *signs, float *scale_out, uint16_t *gi);
 
 /* One sub-block's search, the part of quantize_row_iq3_<xxs|s>_impl between the weights and the
  * super-block's scale (iq3.c): G the grid (256 or 512), x the 32 values, w their weights. Writes

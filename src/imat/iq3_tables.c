@@ -93,9 +93,10 @@ static int build(int G, void *mem) {
   }
   if (o != nlist) return BQ_EINVAL;
 #ifdef __wasm_simd128__
-  bq_iq3_simd_tables_build(G, mem);
-#endif
+  return bq_iq3_simd_tables_build(G, mem);
+#else
   return BQ_OK;
+#endif
 }
 
 static void *xxs_mem, *s_mem;
@@ -108,6 +109,7 @@ const bq_tables_family bq_iq3s_family = {BQ_IQ3_TABLE_BYTES(512), build_s, &s_me
 int bq_iq3_tables_of(int G, bq_iq3_tables *t) {
   uint8_t *mem = G == 256 ? xxs_mem : s_mem;
   if (!mem) return 0;
+  t->size = G;
   t->grid = (const uint32_t *)mem;
   t->map = (const int32_t *)(t->grid + G);
   t->neighbours = (const uint16_t *)(t->map + MAP);
