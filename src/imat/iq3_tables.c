@@ -18,8 +18,8 @@
  * 512-point search grid; bq_iq3xxs_grid holds the 256-point grid's magnitudes {4, 12, ..., 52, 62},
  * code c the c-th of them. The test compares all three tables with ggml's own.
  *
- * SIMD128 builds append, for the SIMD search (simd128/iq3.c), each list's grid points as floats
- * 2c + 1, four neighbours at a time transposed (iq3.h). */
+ * SIMD128 builds append what the SIMD search reads (simd128/iq3.c, layout in iq3.h): the grid
+ * points as floats, and each list's grid points four neighbours at a time, transposed. */
 #include "iq3.h"
 
 enum { MAP = 4096 };

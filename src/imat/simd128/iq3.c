@@ -1,13 +1,15 @@
 /* IQ3_XXS and IQ3_S SIMD128 quantizers: bit-exact with ../iq3.c.
  *
  * The trial scales run four at a time, one per lane: each element's code for the four trials in
- * one vector, a group's four grid points (u) in another, and the sums sumqx and sumq2 of the four
+ * one vector, a group's four points (u) in another, and the sums sumqx and sumq2 of the four
  * trials accumulated lane by lane in ggml's element order, so each lane's sums are the reference's
  * bit for bit; the trials are then scanned in order as the reference scans them. A point off the
- * grid is searched among its neighbours four at a time (the transposed grid points of the tables'
- * SIMD part), each lane keeping its first least distance, the lanes then compared as ggml's scan
- * would order them. A sub-block holding a NaN is left to the reference: the NaN's payload picks
- * its code, and wasm arithmetic need not keep payloads. */
+ * grid is searched among its neighbours four at a time (lanes: neighbours, from the transposed
+ * copy of the lists in the tables' SIMD part), each lane keeping its first least distance and the
+ * lanes then ordered as ggml's scan would order them; or, when several trials of a batch land on
+ * the same point (half the time), in one ordered scan of the list for all of them (lanes: trials).
+ * A sub-block holding a NaN is left to the reference: the NaN's payload picks its code, and wasm
+ * arithmetic need not keep payloads. */
 #include <float.h>
 #include <wasm_simd128.h>
 
@@ -131,7 +133,8 @@ static inline v128_t codes4(v128_t id, float v) {
   const v128_t t = wasm_f32x4_mul(
       wasm_f32x4_splat(0.5f),
       wasm_f32x4_sub(wasm_f32x4_mul(id, wasm_f32x4_splat(v)), wasm_f32x4_splat(1.0f)));
-  /* nearest_int: the low 23 bits of t + 1.5 * 2^23, minus 2^22 */
+  /* nearest_int: the low 23 bits of t + 1.5 * 2^23, minus 2^22. t is no NaN with a payload here
+   * (those sub-blocks go to the reference); a NaN of 0 * Inf is canonical, code 0 as there. */
   const v128_t r = wasm_i32x4_sub(
       wasm_v128_and(wasm_f32x4_add(t, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x7FFFFF)),
       wasm_i32x4_splat(0x400000));
