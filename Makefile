@@ -141,7 +141,7 @@ native: build/native/libblockquant.a ## Build the native static library
 
 types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
 
-types/index.d.ts: $(wildcard js/*.js js/*.d.ts) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
 	rm -rf types
 	./node_modules/.bin/tsc -p tools/tsconfig.types.json
 	rm -rf types/wasm
@@ -179,10 +179,10 @@ test-package: all types | test-deps ## The packed tarball installed and smoke-te
 
 # The test oracle: llama.cpp's prebuilt ggml (the devDependency @node-llama-cpp/linux-x64), driven
 # through a small native program (tests/lib/ggml.js runs it).
-ORACLE := build/oracle/ggml-oracle
-oracle: $(ORACLE) ## The ggml oracle the tests and the benchmark compare against (llama.cpp's own libggml)
+ORACLE := build/oracle/ggml-oracle build/oracle/llama-oracle
+oracle: $(ORACLE) ## The oracles the tests and the benchmark compare against (llama.cpp's own libggml and libllama)
 
-$(ORACLE): tests/oracle/ggml-oracle.c | dev-deps
+build/oracle/%: tests/oracle/%.c | dev-deps
 	@mkdir -p build/oracle
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $< -ldl -o $@
 

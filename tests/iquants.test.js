@@ -181,17 +181,18 @@ for (const [set, types] of Object.entries(SETS)) {
   });
 }
 
-/** The grid types this build quantizes (those with a quantize_rows kernel: tests/imat-*.test.js
- * compare them with ggml). */
-const GRID_QUANTIZED = GRID.filter((t) => typeof X[`bq_${t}_quantize_rows`] === 'function');
-
-test('the grid types refuse quantize with a TypeError that says why', () => {
-  for (const t of GRID.filter((t) => !GRID_QUANTIZED.includes(t))) {
+test('the grid types ggml quantizes only with an importance matrix refuse without one, saying so', () => {
+  for (const t of GRID) {
+    if (!typeInfo(t).requiresImatrix) continue;
     assert.throws(
       () => bq.quantize(t, new Float32Array(256)),
-      (e) => e instanceof TypeError && e.message.includes(t) && e.message.includes('importance-matrix'),
+      (e) => e instanceof TypeError && e.message.includes(t) && e.message.includes('importance matrix'),
     );
   }
+  assert.deepEqual(
+    GRID.filter((t) => typeInfo(t).requiresImatrix),
+    ['iq2_xxs', 'iq2_xs', 'iq1_s'],
+  );
 });
 
 test('typeInfo says which operations every type has', () => {
@@ -200,8 +201,7 @@ test('typeInfo says which operations every type has', () => {
     if (['f32', 'f16', 'bf16', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q8_1'].includes(name)) return null;
     if (/^q\d_K$/.test(name)) return null;
     if (FOUR.includes(name)) return { quantize: true, dequantize: true, dot: true, dotF32: true, matvec: true };
-    if (GRID.includes(name))
-      return { quantize: GRID_QUANTIZED.includes(name), dequantize: true, dot: true, dotF32: true, matvec: true };
+    if (GRID.includes(name)) return { quantize: true, dequantize: true, dot: true, dotF32: true, matvec: true };
     return { quantize: false, dequantize: false, dot: false, dotF32: false, matvec: false }; // I8..F64
   };
   for (const id of knownTypes()) {

@@ -173,3 +173,35 @@ test(`a threaded quantize (the clang-19 threads build) writes the bytes of the $
     tc.close();
   }
 });
+
+test("MXFP4 at every shared exponent: maxima at and just below each power of two, values at the codes' midpoints", () => {
+  const f = (bits) => new Float32Array(new Uint32Array([bits >>> 0]).buffer)[0];
+  const bits = (v) => new Uint32Array(new Float32Array([v]).buffer)[0];
+  const rows = [];
+  // Each kind of maximum over every exponent in turn, so that neighbouring blocks (which the SIMD128
+  // quantizer takes four at a time) are of one kind: all on its exponent-field path, or all off it.
+  for (const below of [0, 1, 255, 256]) {
+    for (let e = 1; e < 255; e++) {
+      const amax = f(bits(2 ** (e - 127)) - below);
+      if (!Number.isFinite(amax) || amax === 0) continue;
+      const row = new Float32Array(32);
+      row[0] = e % 2 ? amax : -amax;
+      // The midpoints between neighbouring magnitudes of the table at this block's scale, and a
+      // float either side of each: where the first-nearest rule decides.
+      const d = 2 ** (Math.floor(Math.log2(amax)) - 2 - 1);
+      const mags = [0, 1, 2, 3, 4, 6, 8, 12];
+      for (let j = 1; j < 32; j++) {
+        const m = ((mags[j % 7] + mags[(j % 7) + 1]) / 2) * d;
+        const v = f(bits(m) + ((j % 3) - 1));
+        row[j] = j % 2 ? v : -v;
+      }
+      rows.push(row);
+    }
+  }
+  const x = new Float32Array(rows.length * 32);
+  rows.forEach((r, i) => x.set(r, 32 * i));
+  const [want] = ggml.quantize([{ type: 39, x, cols: 32 }]);
+  const got = bq.quantize('mxfp4', x, { rowLength: 32 });
+  const d = firstDiff(got, want);
+  assert.equal(d, -1, `byte ${d} of block ${Math.floor(d / 17)} (max ${x[32 * Math.floor(d / 17)]}) differs`);
+});

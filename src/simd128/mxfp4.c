@@ -140,3 +140,116 @@ BQ_MATVEC_PROTO(mxfp4, q8_0, __simd128) {
   return bq_matvec_prepared(w, rows, cols, x, y, XS, YS, YQS, BQ_PREP_PLAIN, pstep4,
                             bq_mxfp4_dot_q8_0__simd128);
 }
+
+/* The first code whose value times d is nearest x, for four lanes, as the reference's best_code
+ * over all 16 codes. The table is 0 and +-(1, 2, 3, 4, 6, 8, 12): for x > 0 no negative value (nor
+ * code 8, which ties code 0) is strictly nearer than code 0, and for x < 0 no positive one, while
+ * |(-v) * d - x| is |v * d - |x|| exactly (negation and a - b = -(b - a) are exact). So the search
+ * runs over codes 0..7 against |x|, in order with strict <, and a negative x takes code + 8 (code 0
+ * stays 0: -0 and NaN give code 0 as in the reference). c[j] = kvalues[j] * d, exact. */
+static inline v128_t best_codes(const v128_t *c, v128_t x) {
+  const v128_t a = wasm_f32x4_abs(x);
+  v128_t best = wasm_i32x4_splat(0), err = a;
+  for (int j = 1; j < 8; j++) {
+    const v128_t e = wasm_f32x4_abs(wasm_f32x4_sub(c[j], a));
+    const v128_t m = wasm_f32x4_lt(e, err);
+    best = wasm_v128_bitselect(wasm_i32x4_splat(j), best, m);
+    err = wasm_v128_bitselect(e, err, m);
+  }
+  const v128_t neg = wasm_v128_and(wasm_f32x4_lt(x, wasm_f32x4_splat(0.0f)),
+                                   wasm_i32x4_ne(best, wasm_i32x4_splat(0)));
+  return wasm_v128_or(best, wasm_v128_and(neg, wasm_i32x4_splat(8)));
+}
+
+/* The 16 codes of 16 consecutive values, one byte each. */
+static inline v128_t codes16(const v128_t *c, const float *x) {
+  v128_t q[4];
+  for (int k = 0; k < 4; k++) q[k] = best_codes(c, wasm_v128_load(x + 4 * k));
+  return wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]),
+                                 wasm_i16x8_narrow_i32x4(q[2], q[3]));
+}
+
+/* The shared exponents of four blocks from their maxima (one per lane): floor((float)log2(amax)) -
+ * 2 + 127 as the reference computes it, without the log2 where the exponent field gives it. For a
+ * normal amax = m * 2^k (m in [1, 2)), log2 is k + log2(m), and unless m is within 2^-15 of 2,
+ * k + log2(m) is more than 2^-17 below k + 1, farther than the half ulp of any float below 128
+ * (2^-18), so it rounds to a float below k + 1 and the floor is k: the byte is the biased exponent
+ * minus 2 (mod 256, as the reference's conversion keeps it). A zero maximum gives 0. Subnormal, Inf
+ * and near-2 maxima (rare) take the reference's formula, out of line. */
+__attribute__((noinline)) static v128_t exponents_slow(v128_t amax) {
+  float a[4];
+  int32_t e[4];
+  wasm_v128_store(a, amax);
+  for (int b = 0; b < 4; b++)
+    e[b] = a[b] > 0 ? bq_cvt_u8(floorf((float)log2((double)a[b])) - 2 + 127) : 0;
+  return wasm_v128_load(e);
+}
+
+static inline v128_t exponents(v128_t amax) {
+  const v128_t k = wasm_u32x4_shr(amax, 23), man = wasm_v128_and(amax, wasm_i32x4_splat(0x7FFFFF));
+  const v128_t zero = wasm_i32x4_eq(amax, wasm_i32x4_splat(0));
+  const v128_t fast = wasm_v128_or(
+      zero,
+      wasm_v128_and(wasm_u32x4_lt(wasm_i32x4_sub(k, wasm_i32x4_splat(1)), wasm_i32x4_splat(254)),
+                    wasm_u32x4_lt(man, wasm_i32x4_splat(0x7FFF00))));
+  if (!wasm_i32x4_all_true(fast)) return exponents_slow(amax);
+  /* the byte, as the reference's conversion keeps it: k = 1 gives -1, that is 255 */
+  return wasm_v128_andnot(
+      wasm_v128_and(wasm_i32x4_sub(k, wasm_i32x4_splat(2)), wasm_i32x4_splat(255)), zero);
+}
+
+/* bq_e8m0_half of four exponents: 2^(e - 128) (e = 0, 1: the subnormals 2^-128, 2^-127). */
+static inline v128_t e8m0_half_x4(v128_t e) {
+  const v128_t sub = wasm_v128_bitselect(wasm_i32x4_splat(0x00400000), wasm_i32x4_splat(0x00200000),
+                                         wasm_i32x4_eq(e, wasm_i32x4_splat(1)));
+  return wasm_v128_bitselect(sub, wasm_i32x4_shl(wasm_i32x4_sub(e, wasm_i32x4_splat(1)), 23),
+                             wasm_i32x4_lt(e, wasm_i32x4_splat(2)));
+}
+
+/* max |x| of a block over the values that are not NaN (the reference's amax < |x| never takes a
+ * NaN; pmax keeps its first operand against a NaN, and the lanes' maxima combine in any order). */
+static inline v128_t block_max(const float *xb) {
+  v128_t m = wasm_f32x4_splat(0.0f);
+  for (int j = 0; j < BQ_BLK_mxfp4; j += 4)
+    m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(xb + j)));
+  return m;
+}
+
+/* Four blocks at x into out (4 * 17 bytes): their maxima reduced into one vector, the exponents and
+ * scales of all four at once, then each block's codes against its own scale. */
+static inline void quantize4(const float *x, uint8_t *out) {
+  const v128_t amax =
+      bq_hmax4_f32(block_max(x), block_max(x + 32), block_max(x + 64), block_max(x + 96));
+  const v128_t e = exponents(amax), d = e8m0_half_x4(e);
+  const v128_t d4[4] = {BQ_LANE(d, 0), BQ_LANE(d, 1), BQ_LANE(d, 2), BQ_LANE(d, 3)};
+  for (int b = 0; b < 4; b++) {
+    v128_t c[8];
+    for (int k = 0; k < 8; k++)
+      c[k] = wasm_f32x4_mul(wasm_f32x4_splat((float)bq_kvalues_mxfp4[k]), d4[b]);
+    const float *xb = x + 32 * b;
+    uint8_t *o = out + b * sizeof(block_mxfp4);
+    const v128_t lo = codes16(c, xb), hi = codes16(c, xb + 16);
+    wasm_v128_store(o + XQS, wasm_v128_or(lo, wasm_i8x16_shl(hi, 4)));
+  }
+  wasm_v128_store8_lane(out + XE, e, 0);
+  wasm_v128_store8_lane(out + sizeof(block_mxfp4) + XE, e, 4);
+  wasm_v128_store8_lane(out + 2 * sizeof(block_mxfp4) + XE, e, 8);
+  wasm_v128_store8_lane(out + 3 * sizeof(block_mxfp4) + XE, e, 12);
+}
+
+/* Quantize, four blocks at a time; the last one to three blocks through a zero-padded copy. */
+BQ_QUANTIZE_PROTO(mxfp4, __simd128) {
+  if (n % BQ_BLK_mxfp4) return BQ_EINVAL;
+  const size_t nb = n / BQ_BLK_mxfp4;
+  uint8_t *out = y;
+  size_t i = 0;
+  for (; i + 4 <= nb; i += 4) quantize4(x + BQ_BLK_mxfp4 * i, out + i * sizeof(block_mxfp4));
+  if (i < nb) {
+    float t[4 * BQ_BLK_mxfp4] = {0};
+    uint8_t q[4 * sizeof(block_mxfp4)];
+    memcpy(t, x + BQ_BLK_mxfp4 * i, (nb - i) * BQ_BLK_mxfp4 * sizeof(float));
+    quantize4(t, q);
+    memcpy(out + i * sizeof(block_mxfp4), q, (nb - i) * sizeof(block_mxfp4));
+  }
+  return BQ_OK;
+}
