@@ -21,6 +21,11 @@
 #define BQ_EINVAL (-1)
 /* A grid type's quantizer called before its search tables were built (bq_quant_tables_init). */
 #define BQ_ENOTABLES (-2)
+/* Values a grid type's quantizer cannot quantize as ggml does, because ggml aborts on them: its
+ * search asserts that it found a grid point and that a scale is not NaN, which NaN, Inf or
+ * overflowing values (or weights) can break. No GGUF file holds bytes for such input; the output
+ * is left unspecified. */
+#define BQ_EDOMAIN (-3)
 
 /* Floats of dot state: the SIMD128 dots keep 4 lane sums in acc[0..3]; a reference dot keeps its
  * running sum in acc[0] and, where ggml's generic dot carries more float state across blocks (the
