@@ -186,11 +186,29 @@ for (const t of ROWS_TYPES) {
           ),
         );
     });
-    // Not every input ggml aborts on: most rows must quantize (whole, or one by one).
+    // ggml aborts only on non-finite or extreme rows: every row of a moderate kind quantizes, in its
+    // matrix or alone (so the comparisons above are not vacuous however many hostile kinds rows.js has).
+    const MODERATE = new Set([
+      'normal',
+      'heavy-tailed',
+      'outlier columns',
+      'all equal',
+      'zeros',
+      'sparse',
+      'ramp',
+      'ties',
+    ]);
+    const firsts = cases.length - single.length;
+    cases.forEach((c, i) => {
+      if (want[i] !== null || (i < firsts && c.kinds.length > 1)) return;
+      const kind = c.kinds[0];
+      assert.ok(!MODERATE.has(kind) || /huge/.test(c.wkind), `${t}: ggml aborts on a ${kind} row with ${c.wkind}`);
+    });
     const rowsOf = (c) => c.x.length / c.cols;
-    const done = cases.reduce((n, c, i) => n + (want[i] !== null ? rowsOf(c) : 0), 0);
-    const all = cases.reduce((n, c, i) => n + (i < cases.length - single.length ? rowsOf(c) : 0), 0);
-    assert.ok(done > all / 2, `${t}: ${done} of ${all} rows quantize`);
+    assert.ok(
+      cases.some((c, i) => want[i] !== null && rowsOf(c) > 0),
+      `${t}: some rows quantize`,
+    );
     if (BACKEND === 'simd128') assert.ok(names[0].includes(`bq_${t}_quantize_rows__simd128`), `${t}: a SIMD128 kernel`);
   });
 
