@@ -19,7 +19,25 @@ import { llamaQuantizeAll } from './llama-oracle.js';
  * @property {PlanOptions} options for planFor (imatrix: a Map, or an Imatrix)
  * @property {string} [fails] the plan and the oracle must both refuse: the PlanError code expected
  * @property {number} [oracleFtype] the llama_ftype to give the oracle (default: options.ftype's)
+ * @property {boolean} [mayFail] both may refuse, if for the same reason (refusalCode)
  */
+
+/**
+ * The PlanError code for llama_model_quantize's refusal, from its log.
+ * @param {string} log
+ * @returns {string}
+ */
+export function refusalCode(log) {
+  const m = /failed to quantize: (.*)|GGML_ASSERT\((.*)\) failed/.exec(log);
+  const why = m ? (m[1] ?? m[2]) : '';
+  if (/requires an imatrix|Missing importance matrix|imatrix != NULL/.test(why)) return 'NEEDS_IMATRIX';
+  if (/no tensor type fallback/.test(why)) return 'NO_FALLBACK';
+  if (/imatrix size/.test(why)) return 'IMATRIX_MISMATCH';
+  if (/non-finite/.test(why)) return 'IMATRIX_NOT_FINITE';
+  if (/requantizing from type/.test(why)) return 'REQUANTIZE';
+  if (/invalid output file type/.test(why)) return 'UNKNOWN_FTYPE';
+  return `unrecognized (${why || log.slice(-200)})`;
+}
 
 /**
  * The oracle's options for planFor's.
@@ -65,9 +83,10 @@ function show(v) {
 const kvLine = (e) => `${e.key} ${e.type}${e.itemType !== undefined ? `/${e.itemType}` : ''} ${show(e.value)}`;
 
 /**
- * Runs every case through planFor and the oracle; returns the differences of each (empty: same).
+ * Runs every case through planFor and the oracle; returns the differences of each (empty: same)
+ * and, when both refused alike, the reason (a PlanError code).
  * @param {Case[]} cases
- * @returns {{ label: string, diffs: string[] }[]}
+ * @returns {{ label: string, diffs: string[], refused: string | null }[]}
  */
 export function comparePlans(cases) {
   const planned = cases.map((c) => {
@@ -99,11 +118,20 @@ export function comparePlans(cases) {
       if (r.ok) diffs.push(`the oracle quantized it; expected a refusal (${c.fails})`);
       if (!error) diffs.push(`planFor planned it; expected ${c.fails}`);
       else if (error.code !== c.fails) diffs.push(`planFor: ${error.code} ${error.message}; expected ${c.fails}`);
-      return { label: c.label, diffs, log: refusal(), error };
+      if (!r.ok && refusalCode(r.log) !== c.fails)
+        diffs.push(`the oracle refused with ${refusalCode(r.log)} (${refusal()})`);
+      return { label: c.label, diffs, refused: c.fails };
+    }
+    if (!r.ok && error && c.mayFail) {
+      // Both refused: for the same reason?
+      const why = refusalCode(r.log);
+      if (why !== error.code)
+        diffs.push(`both refused, the oracle with ${why} (${refusal()}), planFor with ${error.code} ${error.message}`);
+      return { label: c.label, diffs, refused: why };
     }
     if (!r.ok) diffs.push(`the oracle refused: ${refusal()}`);
     if (error) diffs.push(`planFor threw ${error.code ?? ''} ${error.message}`);
-    if (!r.ok || !plan) return { label: c.label, diffs };
+    if (!r.ok || !plan) return { label: c.label, diffs, refused: null };
     if (r.out.length !== plan.shards.length)
       diffs.push(`${r.out.length} output files, the plan has ${plan.shards.length} shards`);
     r.out.forEach((bytes, i) => {
@@ -134,6 +162,7 @@ export function comparePlans(cases) {
     });
     return {
       label: c.label,
+      refused: null,
       diffs: diffs.length > 12 ? [...diffs.slice(0, 12), `... ${diffs.length - 12} more`] : diffs,
     };
   });
