@@ -72,11 +72,12 @@ const ALIASES = /** @type {Record<string, string>} */ ({ Q3_K: 'Q3_K_M', Q4_K: '
  */
 
 /**
- * general.file_type for "every tensor at one type", as blockquant's CLI has always written it: the
- * ftype of that name, the uniform _S mix for Q3_K/Q4_K/Q5_K, IQ2_S for iq2_s, MXFP4_MOE for mxfp4.
+ * "Every tensor at one type" is llama-quantize --pure with the ftype whose default type that is
+ * (the one of the same name; for q3_K, q4_K, q5_K the _S mix, for iq2_s IQ2_M, for mxfp4
+ * MXFP4_MOE): that ftype's general.file_type and imatrix rules.
  * @type {Record<string, string>}
  */
-const UNIFORM_FTYPE = { q3_K: 'Q3_K_S', q4_K: 'Q4_K_S', q5_K: 'Q5_K_S', iq2_s: 'IQ2_S', mxfp4: 'MXFP4_MOE' };
+const UNIFORM_FTYPE = { q3_K: 'Q3_K_S', q4_K: 'Q4_K_S', q5_K: 'Q5_K_S', iq2_s: 'IQ2_M', mxfp4: 'MXFP4_MOE' };
 
 /**
  * The file type an option names. A ggml type name spelled exactly as ggml spells it ('q4_0',

@@ -19,6 +19,7 @@ import { llamaQuantizeAll } from './llama-oracle.js';
  * @property {PlanOptions} options for planFor (imatrix: a Map, or an Imatrix)
  * @property {string} [fails] the plan and the oracle must both refuse: the PlanError code expected
  * @property {number} [oracleFtype] the llama_ftype to give the oracle (default: options.ftype's)
+ * @property {OracleOptions} [oracle] more options for the oracle (what a ggml type name means: pure)
  * @property {boolean} [mayFail] both may refuse, if for the same reason (refusalCode)
  */
 
@@ -101,7 +102,7 @@ export function comparePlans(cases) {
     cases.map((c, k) => ({
       model: c.model,
       ftype: c.oracleFtype ?? ftypeIdOf(c.options.ftype),
-      options: oracleOptions(c.options, planned[k].plan),
+      options: { ...oracleOptions(c.options, planned[k].plan), ...c.oracle },
     })),
   );
   return cases.map((c, k) => {
