@@ -11,7 +11,7 @@ import { planFor } from '../js/model/recipe.js';
 import { parseGGUF } from '../js/gguf-read.js';
 import { readImatrix } from '../js/model/imatrix.js';
 import { VT } from '../js/gguf-format.js';
-import { makeModel, splitModel, shuffled } from './lib/models.js';
+import { makeModel, splitModel, shuffled, I32 } from './lib/models.js';
 import { comparePlans, LLAMA_FTYPE } from './lib/plan-oracle.js';
 import { llamaQuantize, llamaQuantizeAll } from './lib/llama-oracle.js';
 import { imatrixGGUF } from './lib/imatrix-files.js';
@@ -30,7 +30,11 @@ function imatrixFor(mm, seed = SEED + 1) {
   /** @type {Map<string, Float32Array>} */
   const im = new Map();
   for (const t of mm.tensors)
-    if (t.dims.length >= 2) im.set(t.name, Float32Array.from({ length: t.dims[0] * (t.dims[2] ?? 1) }, () => 0.2 + r.next()));
+    if (t.dims.length >= 2)
+      im.set(
+        t.name,
+        Float32Array.from({ length: t.dims[0] * (t.dims[2] ?? 1) }, () => 0.2 + r.next()),
+      );
   return im;
 }
 /** A copy of an imatrix with one entry replaced (or removed: no value). @param {Map<string, Float32Array>} im @param {string} name @param {Float32Array} [v] */
@@ -107,14 +111,27 @@ const kvKinds = [
   { key: 'x.empty', type: VT.ARRAY, itemType: VT.UINT32, value: new Uint32Array(0) },
 ];
 const sp = splitModel(base, [25, 25, 25]);
+const rows96 = makeModel({ ...base, embd: 96, heads: 4, headsKv: 1, ff: 96 });
 const spShuffled = splitModel({ ...base, order: shuffled(SEED) }, [5, 60, 10]);
 
 /** @type {[string, Uint8Array | Uint8Array[], import('../js/model/recipe.js').PlanOptions, string?, { oracleFtype?: number, oracle?: import('./lib/llama-oracle.js').OracleOptions }?][]} */
 const CASES = [
   ['pure', m.bytes, { ftype: 'Q4_K_M', pure: true }],
   ['pure IQ2_XXS', m.bytes, { ftype: 'IQ2_XXS', pure: true, imatrix: im }],
-  ['a ggml type name: every tensor at q4_K (--pure Q4_K_S)', m.bytes, { ftype: 'q4_K' }, undefined, { oracleFtype: LLAMA_FTYPE.Q4_K_S, oracle: { pure: true } }],
-  ['a ggml type name: every tensor at iq2_s (--pure IQ2_M)', m.bytes, { ftype: 'iq2_s', imatrix: im }, undefined, { oracleFtype: LLAMA_FTYPE.IQ2_M, oracle: { pure: true } }],
+  [
+    'a ggml type name: every tensor at q4_K (--pure Q4_K_S)',
+    m.bytes,
+    { ftype: 'q4_K' },
+    undefined,
+    { oracleFtype: LLAMA_FTYPE.Q4_K_S, oracle: { pure: true } },
+  ],
+  [
+    'a ggml type name: every tensor at iq2_s (--pure IQ2_M)',
+    m.bytes,
+    { ftype: 'iq2_s', imatrix: im },
+    undefined,
+    { oracleFtype: LLAMA_FTYPE.IQ2_M, oracle: { pure: true } },
+  ],
   ['leaveOutputTensor', m.bytes, { ftype: 'Q4_K_M', leaveOutputTensor: true }],
   ['leaveOutputTensor, tied', tied.bytes, { ftype: 'Q4_K_M', leaveOutputTensor: true }],
   ['outputTensorType', m.bytes, { ftype: 'Q4_K_M', outputTensorType: 'q8_0' }],
@@ -123,10 +140,41 @@ const CASES = [
   ['tokenEmbeddingType, tied', tied.bytes, { ftype: 'Q4_K_M', tokenEmbeddingType: 'q3_K' }],
   ['both, tied', tied.bytes, { ftype: 'Q4_K_M', tokenEmbeddingType: 'q3_K', outputTensorType: 'q8_0' }],
   ['both with an F16 ftype', m.bytes, { ftype: 'F16', outputTensorType: 'q8_0', tokenEmbeddingType: 'q4_0' }],
-  ['tensorTypes, first match wins', m.bytes, { ftype: 'Q4_K_M', tensorTypes: [['attn_v', 'q8_0'], ['blk\\.[0-3]\\.ffn', 'q5_K'], ['ffn_down', 'iq4_xs']] }],
-  ['tensorTypes, upper case (lowercased as llama-quantize does)', m.bytes, { ftype: 'Q4_K_M', tensorTypes: [['ATTN_V', 'Q8_0'], ['^blk\\.1\\.', 'q2_K']] }],
+  [
+    'tensorTypes, first match wins',
+    m.bytes,
+    {
+      ftype: 'Q4_K_M',
+      tensorTypes: [
+        ['attn_v', 'q8_0'],
+        ['blk\\.[0-3]\\.ffn', 'q5_K'],
+        ['ffn_down', 'iq4_xs'],
+      ],
+    },
+  ],
+  [
+    'tensorTypes, upper case (lowercased as llama-quantize does)',
+    m.bytes,
+    {
+      ftype: 'Q4_K_M',
+      tensorTypes: [
+        ['ATTN_V', 'Q8_0'],
+        ['^blk\\.1\\.', 'q2_K'],
+      ],
+    },
+  ],
   ['tensorTypes with an F16 ftype (ignored)', m.bytes, { ftype: 'F16', tensorTypes: [['attn_v', 'q8_0']] }],
-  ['tensorTypes on output and token_embd', m.bytes, { ftype: 'Q4_K_M', tensorTypes: [['output', 'q4_0'], ['token_embd', 'q4_1']] }],
+  [
+    'tensorTypes on output and token_embd',
+    m.bytes,
+    {
+      ftype: 'Q4_K_M',
+      tensorTypes: [
+        ['output', 'q4_0'],
+        ['token_embd', 'q4_1'],
+      ],
+    },
+  ],
   ['tensorTypes on 3-D experts', moe.bytes, { ftype: 'Q4_K_M', tensorTypes: [['exps', 'q2_K']] }],
   ['tensorTypes with pure', m.bytes, { ftype: 'Q4_K_M', pure: true, tensorTypes: [['attn_k', 'q8_0']] }],
   ['tensorTypes that fall back', m.bytes, { ftype: 'Q8_0', tensorTypes: [['ffn_down', 'q2_K']] }],
@@ -135,11 +183,26 @@ const CASES = [
     m.bytes,
     {
       ftype: 'Q4_K_M',
-      overrideKv: ['general.name=str:renamed', 'foo.int=int:-5', 'foo.f=float:0.1', 'foo.b=bool:true', 'general.file_type=int:99', 'llama.context_length=int:4096'],
+      overrideKv: [
+        'general.name=str:renamed',
+        'foo.int=int:-5',
+        'foo.f=float:0.1',
+        'foo.b=bool:true',
+        'general.file_type=int:99',
+        'llama.context_length=int:4096',
+      ],
     },
   ],
-  ['overrideKv, ints past 32 bits', m.bytes, { ftype: 'Q8_0', overrideKv: ['foo.big=int:4294967301', 'foo.neg=int:-4294967297'] }],
-  ['overrideKv of block_count (the loader reads it)', m.bytes, { ftype: 'Q4_K_M', overrideKv: ['llama.block_count=int:16'] }],
+  [
+    'overrideKv, ints past 32 bits',
+    m.bytes,
+    { ftype: 'Q8_0', overrideKv: ['foo.big=int:4294967301', 'foo.neg=int:-4294967297'] },
+  ],
+  [
+    'overrideKv of block_count (the loader reads it)',
+    m.bytes,
+    { ftype: 'Q4_K_M', overrideKv: ['llama.block_count=int:16'] },
+  ],
   ['pruneLayers', m.bytes, { ftype: 'Q4_K_M', pruneLayers: [5, 2] }],
   ['pruneLayers 0 and the last', m.bytes, { ftype: 'Q4_K_M', pruneLayers: [0, 7] }],
   ['pruneLayers, MoE', moe.bytes, { ftype: 'Q4_K_M', pruneLayers: [3] }],
@@ -154,45 +217,135 @@ const CASES = [
   ['Q8_0 input without allowRequantize', q8, { ftype: 'Q4_K_M' }, 'REQUANTIZE'],
   ['Q4_0 input to Q4_0: nothing to convert', q4, { ftype: 'Q4_0' }],
   ['allowRequantize from Q4_0 to Q8_0', q4, { ftype: 'Q8_0', allowRequantize: true }],
-  ['the never-quantized names', makeModel({ ...base, extraTensors: never.map((name) => ({ name, dims: [256, 4] })) }).bytes, { ftype: 'Q4_K_M' }],
+  [
+    'the never-quantized names',
+    makeModel({ ...base, extraTensors: never.map((name) => ({ name, dims: [256, 4] })) }).bytes,
+    { ftype: 'Q4_K_M' },
+  ],
   ['tensors in a shuffled order', makeModel({ ...base, order: shuffled(SEED + 2) }).bytes, { ftype: 'Q3_K_M' }],
-  ['odd names (layer parsing, byte order)', makeModel({ ...base, extraTensors: odd.map((name) => ({ name, dims: [256, 4] })) }).bytes, { ftype: 'Q4_K_M' }],
+  [
+    'odd names (layer parsing, byte order)',
+    makeModel({ ...base, extraTensors: odd.map((name) => ({ name, dims: [256, 4] })) }).bytes,
+    { ftype: 'Q4_K_M' },
+  ],
   [
     'trailing 1 dims',
-    makeModel({ ...base, extraTensors: [{ name: 'blk.0.attn_q_b.weight', dims: [256, 1] }, { name: 'blk.0.e_exps.weight', dims: [256, 4, 1] }, { name: 'blk.0.f.weight', dims: [256, 1, 4] }] }).bytes,
+    makeModel({
+      ...base,
+      extraTensors: [
+        { name: 'blk.0.attn_q_b.weight', dims: [256, 1] },
+        { name: 'blk.0.e_exps.weight', dims: [256, 4, 1] },
+        { name: 'blk.0.f.weight', dims: [256, 1, 4] },
+      ],
+    }).bytes,
     { ftype: 'MXFP4_MOE' },
   ],
   ['general.alignment 64 in the input', makeModel({ ...base, alignment: 64 }).bytes, { ftype: 'Q4_K_M' }],
   ['KVs of every kind', makeModel({ ...base, kv: kvKinds }).bytes, { ftype: 'Q4_K_M' }],
-  ['imatrix: a token_embd entry of the wrong size is ignored', m.bytes, { ftype: 'Q4_K_M', imatrix: withEntry(im, 'token_embd.weight', new Float32Array(128).fill(1)) }],
-  ['imatrix: a wrong-size entry of a tensor kept as it is', m.bytes, { ftype: 'Q4_K_M', imatrix: withEntry(im, 'blk.0.attn_norm.weight', new Float32Array(3).fill(1)) }],
+  [
+    'imatrix: a token_embd entry of the wrong size is ignored',
+    m.bytes,
+    { ftype: 'Q4_K_M', imatrix: withEntry(im, 'token_embd.weight', new Float32Array(128).fill(1)) },
+  ],
+  [
+    'imatrix: a wrong-size entry of a tensor kept as it is',
+    m.bytes,
+    { ftype: 'Q4_K_M', imatrix: withEntry(im, 'blk.0.attn_norm.weight', new Float32Array(3).fill(1)) },
+  ],
   ['imatrix: a tensor without an entry', m.bytes, { ftype: 'Q4_K_M', imatrix: withEntry(im, 'blk.3.attn_q.weight') }],
-  ['imatrix: IQ2_XS without entries for output and token_embd', m.bytes, { ftype: 'IQ2_XS', imatrix: withEntry(withEntry(im, 'output.weight'), 'token_embd.weight') }],
-  ['imatrix: entries for no tensor', m.bytes, { ftype: 'Q4_0', imatrix: withEntry(im, 'nothing.weight', new Float32Array(4).fill(1)) }],
+  [
+    'imatrix: IQ2_XS without entries for output and token_embd',
+    m.bytes,
+    { ftype: 'IQ2_XS', imatrix: withEntry(withEntry(im, 'output.weight'), 'token_embd.weight') },
+  ],
+  [
+    'imatrix: entries for no tensor',
+    m.bytes,
+    { ftype: 'Q4_0', imatrix: withEntry(im, 'nothing.weight', new Float32Array(4).fill(1)) },
+  ],
   ['excludeWeights', m.bytes, { ftype: 'Q4_0', imatrix: im, excludeWeights: ['ffn_down', 'attn'] }],
   ['excludeWeights of every entry: no imatrix', m.bytes, { ftype: 'Q4_0', imatrix: im, excludeWeights: ['weight'] }],
   ['includeWeights', m.bytes, { ftype: 'IQ4_NL', imatrix: im, includeWeights: ['attn_v'] }],
   ['includeWeights of no entry', m.bytes, { ftype: 'IQ4_NL', imatrix: im, includeWeights: ['zzz'] }],
   ['imatrix of a MoE (one row per expert)', moe.bytes, { ftype: 'IQ2_XS', imatrix: imMoe }],
   ['imatrix with an F16 ftype', m.bytes, { ftype: 'F16', imatrix: im }],
-  ['token_embd and output at iq1_m/iq2_s without an imatrix', m.bytes, { ftype: 'Q4_K_M', tokenEmbeddingType: 'iq1_m', outputTensorType: 'iq2_s' }],
+  [
+    'token_embd and output at iq1_m/iq2_s without an imatrix',
+    m.bytes,
+    { ftype: 'Q4_K_M', tokenEmbeddingType: 'iq1_m', outputTensorType: 'iq2_s' },
+  ],
   ['Q2_K pure (no imatrix needed)', m.bytes, { ftype: 'Q2_K', pure: true }],
+  [
+    'an I32 matrix that pure F32 copies',
+    makeModel({ ...base, extraTensors: [{ name: 'blk.0.ids.weight', dims: [256, 4], type: I32 }] }).bytes,
+    { ftype: 'Q8_0', tensorTypes: [['ids', 'i32']] },
+  ],
   // refusals
-  ['imatrix of the wrong size', m.bytes, { ftype: 'Q4_K_M', imatrix: withEntry(im, 'blk.3.attn_q.weight', new Float32Array(128).fill(1)) }, 'IMATRIX_MISMATCH'],
-  ['imatrix of the wrong size, MoE', moe.bytes, { ftype: 'Q4_K_M', imatrix: withEntry(imMoe, 'blk.2.ffn_up_exps.weight', new Float32Array(256).fill(1)) }, 'IMATRIX_MISMATCH'],
-  ['imatrix: IQ2_XS, a tensor without an entry', m.bytes, { ftype: 'IQ2_XS', imatrix: withEntry(im, 'blk.3.attn_q.weight') }, 'NEEDS_IMATRIX'],
-  ['imatrix with a NaN', m.bytes, { ftype: 'Q4_K_M', imatrix: withEntry(im, 'blk.3.attn_q.weight', new Float32Array(256).fill(NaN)) }, 'IMATRIX_NOT_FINITE'],
-  ['imatrix with an Inf in an unused entry', m.bytes, { ftype: 'Q4_K_M', imatrix: withEntry(im, 'nothing', new Float32Array(4).fill(Infinity)) }, 'IMATRIX_NOT_FINITE'],
-  ['tensorTypes to iq3_xxs without an imatrix', m.bytes, { ftype: 'Q4_K_M', tensorTypes: [['attn_q', 'iq3_xxs']] }, 'NEEDS_IMATRIX'],
-  ['token_embd/output at iq2_xxs/iq1_s without an imatrix (ggml aborts)', m.bytes, { ftype: 'Q4_K_M', tokenEmbeddingType: 'iq2_xxs', outputTensorType: 'iq1_s' }, 'NEEDS_IMATRIX'],
+  [
+    'imatrix of the wrong size',
+    m.bytes,
+    { ftype: 'Q4_K_M', imatrix: withEntry(im, 'blk.3.attn_q.weight', new Float32Array(128).fill(1)) },
+    'IMATRIX_MISMATCH',
+  ],
+  [
+    'imatrix of the wrong size, MoE',
+    moe.bytes,
+    { ftype: 'Q4_K_M', imatrix: withEntry(imMoe, 'blk.2.ffn_up_exps.weight', new Float32Array(256).fill(1)) },
+    'IMATRIX_MISMATCH',
+  ],
+  [
+    'imatrix: IQ2_XS, a tensor without an entry',
+    m.bytes,
+    { ftype: 'IQ2_XS', imatrix: withEntry(im, 'blk.3.attn_q.weight') },
+    'NEEDS_IMATRIX',
+  ],
+  [
+    'imatrix with a NaN',
+    m.bytes,
+    { ftype: 'Q4_K_M', imatrix: withEntry(im, 'blk.3.attn_q.weight', new Float32Array(256).fill(NaN)) },
+    'IMATRIX_NOT_FINITE',
+  ],
+  [
+    'imatrix with an Inf in an unused entry',
+    m.bytes,
+    { ftype: 'Q4_K_M', imatrix: withEntry(im, 'nothing', new Float32Array(4).fill(Infinity)) },
+    'IMATRIX_NOT_FINITE',
+  ],
+  [
+    'tensorTypes to iq3_xxs without an imatrix',
+    m.bytes,
+    { ftype: 'Q4_K_M', tensorTypes: [['attn_q', 'iq3_xxs']] },
+    'NEEDS_IMATRIX',
+  ],
+  [
+    'token_embd/output at iq2_xxs/iq1_s without an imatrix (ggml aborts)',
+    m.bytes,
+    { ftype: 'Q4_K_M', tokenEmbeddingType: 'iq2_xxs', outputTensorType: 'iq1_s' },
+    'NEEDS_IMATRIX',
+  ],
   ['Q2_K_S pure without an imatrix', m.bytes, { ftype: 'Q2_K_S', pure: true }, 'NEEDS_IMATRIX'],
-  ['Q1_0 on rows of 96', makeModel({ ...base, embd: 96, heads: 4, headsKv: 1, ff: 96 }).bytes, { ftype: 'Q1_0' }, 'NO_FALLBACK'],
+  ['Q1_0 on rows of 96', rows96.bytes, { ftype: 'Q1_0' }, 'NO_FALLBACK'],
+  [
+    'outputTensorType q4_K on rows of 96 (no fallback for it)',
+    rows96.bytes,
+    { ftype: 'Q8_0', outputTensorType: 'q4_K' },
+    'BAD_SHAPE',
+  ],
+  ['tokenEmbeddingType q4_K on rows of 96', rows96.bytes, { ftype: 'Q8_0', tokenEmbeddingType: 'q4_K' }, 'BAD_SHAPE'],
+  [
+    'an I32 matrix to convert',
+    makeModel({ ...base, extraTensors: [{ name: 'blk.0.ids.weight', dims: [256, 4], type: I32 }] }).bytes,
+    { ftype: 'Q8_0' },
+    'CANNOT_CONVERT',
+  ],
 ];
 
 /** @type {ReturnType<typeof comparePlans> | undefined} */
 let results;
 const all = () =>
-  (results ??= comparePlans(CASES.map(([label, model, options, fails, more]) => ({ label, model, options, fails, ...more }))));
+  (results ??= comparePlans(
+    CASES.map(([label, model, options, fails, more]) => ({ label, model, options, fails, ...more })),
+  ));
 
 for (const [k, [label, , , fails]] of CASES.entries()) {
   test(`${fails ? 'both refuse' : 'planFor = llama_model_quantize'}: ${label}`, () => {
@@ -215,10 +368,14 @@ test('sizes and bits per weight are what llama-quantize reports', () => {
   for (const ftype of ['Q4_K_M', 'Q2_K', 'IQ4_XS']) {
     const r = llamaQuantize(m.bytes, LLAMA_FTYPE[/** @type {keyof typeof LLAMA_FTYPE} */ (ftype)]);
     const plan = planFor(parseGGUF(m.bytes), { ftype });
-    const said = /model size\s*=\s*([\d.]+) MiB \(([\d.]+) BPW\)\n.*quant size\s*=\s*([\d.]+) MiB \(([\d.]+) BPW\)/.exec(r.log);
+    const said =
+      /model size\s*=\s*([\d.]+) MiB \(([\d.]+) BPW\)\n.*quant size\s*=\s*([\d.]+) MiB \(([\d.]+) BPW\)/.exec(r.log);
     assert.ok(said, r.log.slice(-400));
     assert.equal((plan.bytesIn / 1024 / 1024).toFixed(2), Number(said[1]).toFixed(2));
-    assert.equal(((plan.bytesIn * 8) / m.tensors.reduce((s, t) => s + t.dims.reduce((a, b) => a * b, 1), 0)).toFixed(2), said[2]);
+    assert.equal(
+      ((plan.bytesIn * 8) / m.tensors.reduce((s, t) => s + t.dims.reduce((a, b) => a * b, 1), 0)).toFixed(2),
+      said[2],
+    );
     assert.equal((plan.bytesOut / 1024 / 1024).toFixed(2), Number(said[3]).toFixed(2));
     assert.equal(plan.bitsPerWeight.toFixed(2), said[4]);
     assert.equal(plan.totalBytes, r.out[0].length);
@@ -232,7 +389,12 @@ test('the quantize.imatrix.* KVs llama-quantize adds for an imatrix file', async
   // dataset), .entries_count (entries left after --include/--exclude-weights), .chunks_count.
   const entries = m.tensors
     .filter((t) => t.dims.length >= 2)
-    .map((t) => ({ name: t.name, ne0: t.dims[0], sums: Array.from({ length: t.dims[0] }, (_, i) => 1 + (i % 5)), counts: [4] }));
+    .map((t) => ({
+      name: t.name,
+      ne0: t.dims[0],
+      sums: Array.from({ length: t.dims[0] }, (_, i) => 1 + (i % 5)),
+      counts: [4],
+    }));
   const { bytes } = imatrixGGUF(entries, { datasets: ['wiki.train.raw', 'code.txt'], chunkCount: 10 });
   const imatrix = await readImatrix(bytes);
   const plan = planFor(parseGGUF(m.bytes), {
@@ -251,13 +413,25 @@ test('the quantize.imatrix.* KVs llama-quantize adds for an imatrix file', async
     ['quantize.imatrix.chunks_count', VT.UINT32, 10],
   ]);
   // The weights reach the plan divided as llama-quantize divides them.
-  const t = /** @type {import('../js/model/recipe.js').PlanTensor} */ (plan.tensors.find((x) => x.name === 'blk.0.attn_q.weight'));
+  const t = /** @type {import('../js/model/recipe.js').PlanTensor} */ (
+    plan.tensors.find((x) => x.name === 'blk.0.attn_q.weight')
+  );
   assert.deepEqual(Array.from(/** @type {Float32Array[]} */ (t.imatrix)[0].subarray(0, 5)), [0.25, 0.5, 0.75, 1, 1.25]);
   assert.equal(plan.tensors.find((x) => x.name === 'blk.7.attn_q.weight')?.imatrix, null);
   // And the oracle, given the same weights and the tool's KVs, writes the same header (compared
   // like every case above).
   const [r] = comparePlans([
-    { label: 'imatrix file', model: m.bytes, options: { ftype: 'Q4_K_M', imatrix, imatrixFile: 'imatrix.gguf', excludeWeights: ['blk.7.'], overrideKv: ['general.name=str:x'] } },
+    {
+      label: 'imatrix file',
+      model: m.bytes,
+      options: {
+        ftype: 'Q4_K_M',
+        imatrix,
+        imatrixFile: 'imatrix.gguf',
+        excludeWeights: ['blk.7.'],
+        overrideKv: ['general.name=str:x'],
+      },
+    },
   ]);
   assert.deepEqual(r.diffs, []);
 });

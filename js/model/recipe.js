@@ -85,7 +85,7 @@ export function planFor(file, options) {
   const tokenEmbdType =
     o.tokenEmbeddingType === undefined ? undefined : writable(o.tokenEmbeddingType, 'tokenEmbeddingType');
   const patterns = (o.tensorTypes ?? []).map(([p, t]) => ({
-    re: p instanceof RegExp ? p : new RegExp(String(p).toLowerCase()),
+    re: pattern(p),
     type: writable(t, `tensorTypes ${String(p)}`),
   }));
   const overrides = [...(o.overrideKv ?? []).map(toOverride)];
@@ -173,6 +173,8 @@ export function planFor(file, options) {
             name,
           );
         checkConvertible(t, name, o.allowRequantize === true);
+        if (!quantizable(to))
+          throw new PlanError('CANNOT_CONVERT', `${name}: ggml cannot quantize to ${typeInfo(to).name}`, name);
       } catch (e) {
         if (o.dryRun !== true || !(e instanceof PlanError)) throw e;
         warnings.push(e.message);
@@ -397,15 +399,43 @@ function checkConvertible(t, name, allow) {
 }
 
 /**
- * A type the quantizer can write (ggml_quantize_chunk's), from an id or a name.
+ * A --tensor-type pattern. llama-quantize lowercases it and searches each tensor name with
+ * std::regex (ECMAScript grammar), as RegExp.prototype.test searches: for ordinary patterns the
+ * two agree. They differ where the grammars do: JS has lookbehind, named groups and \u escapes,
+ * std::regex has POSIX classes ([[:digit:]]) and matches bytes (a '.' is one UTF-8 byte there, one
+ * UTF-16 unit here; tensor names are ASCII in practice). A RegExp is taken as it is.
+ * @param {unknown} p
+ * @returns {RegExp}
+ */
+function pattern(p) {
+  if (p instanceof RegExp) return p;
+  try {
+    return new RegExp(String(p).toLowerCase());
+  } catch (e) {
+    throw new PlanError(
+      'BAD_OPTION',
+      `tensorTypes: ${JSON.stringify(p)} is not a regular expression: ${/** @type {Error} */ (e).message}`,
+    );
+  }
+}
+
+/**
+ * A type option (an id or a name, any case, as llama-quantize's parse_ggml_type): any ggml type;
+ * converting a tensor to one ggml cannot quantize to is refused when it comes to that.
  * @param {unknown} t @param {string} what
  */
 function writable(t, what) {
-  const id = typeOption(t, what);
+  return typeOption(t, what);
+}
+
+/** Whether ggml_quantize_chunk writes a type. @param {number} id */
+function quantizable(id) {
   const info = typeInfo(id);
-  if (id === T.Q8_1 || id === T.Q8_K || (info.blockSize === 1 && !(id === T.F32 || id === T.F16 || id === T.BF16)))
-    throw new PlanError('BAD_OPTION', `${what}: ggml cannot quantize to ${info.name}`);
-  return id;
+  return !(
+    id === T.Q8_1 ||
+    id === T.Q8_K ||
+    (info.blockSize === 1 && !(id === T.F32 || id === T.F16 || id === T.BF16))
+  );
 }
 
 /**

@@ -10,7 +10,8 @@ import { toHalf } from './oracle-k.js';
 
 export const F32 = 0,
   F16 = 1,
-  BF16 = 30;
+  BF16 = 30,
+  I32 = 26;
 
 /**
  * @typedef {{ name: string, dims: number[], type?: number }} TensorSpec
@@ -28,7 +29,8 @@ export const F32 = 0,
  * @property {boolean} [tied] no output.weight (the output shares token_embd)
  * @property {number} [rows] every matrix gets this many rows (ne1), whatever its role: a small model
  *   whose rows (ne0) are still those of the architecture (the recipe looks only at ne0)
- * @property {number} [type] ggml type of the 2-D and 3-D tensors (F32, F16 or BF16; default F32)
+ * @property {number} [type] ggml type of the 2-D and 3-D tensors (F32, F16 or BF16; default F32;
+ *   a TensorSpec's own type may also be I32)
  * @property {number} [normType] ggml type of the 1-D tensors (default F32)
  * @property {number} [seed] of the values (default 1)
  * @property {TensorSpec[]} [tensors] replaces the architecture's tensor list
@@ -112,10 +114,12 @@ export function modelKV(s = {}) {
 }
 
 /**
- * Values of one tensor in its type: seeded gaussians (sd 0.05) as f32, f16 or bf16 bits.
+ * Values of one tensor in its type: seeded gaussians (sd 0.05) as f32, f16 or bf16 bits; small
+ * integers for I32.
  * @param {number} type @param {number} n @param {ReturnType<typeof rng>} r
  */
 function values(type, n, r) {
+  if (type === I32) return Int32Array.from({ length: n }, () => Math.floor(r.next() * 1000) - 500);
   const f = new Float32Array(n);
   for (let i = 0; i < n; i++) f[i] = r.normal() * 0.05;
   if (type === F32) return f;
@@ -124,7 +128,7 @@ function values(type, n, r) {
   if (type === F16) for (let i = 0; i < n; i++) h[i] = toHalf(f[i]);
   else if (type === BF16)
     for (let i = 0; i < n; i++) h[i] = (u[i] + 0x7fff + ((u[i] >>> 16) & 1)) >>> 16; // nearest even (finite)
-  else throw new RangeError(`models.js: type ${type} is not F32, F16 or BF16`);
+  else throw new RangeError(`models.js: type ${type} is not F32, F16, BF16 or I32`);
   return h;
 }
 

@@ -37,6 +37,10 @@ export function refusalCode(log) {
   if (/non-finite/.test(why)) return 'IMATRIX_NOT_FINITE';
   if (/requantizing from type/.test(why)) return 'REQUANTIZE';
   if (/invalid output file type/.test(why)) return 'UNKNOWN_FTYPE';
+  if (/cannot dequantize\/convert/.test(why)) return 'CANNOT_CONVERT';
+  // Rows that are not whole blocks of a type given for output or token_embd (no fallback there):
+  // ggml writes blocks the validation then refuses.
+  if (/quantized data validation failed/.test(why)) return 'BAD_SHAPE';
   return `unrecognized (${why || log.slice(-200)})`;
 }
 
