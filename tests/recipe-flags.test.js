@@ -112,6 +112,18 @@ const kvKinds = [
 ];
 const sp = splitModel(base, [25, 25, 25]);
 const rows96 = makeModel({ ...base, embd: 96, heads: 4, headsKv: 1, ff: 96 });
+/** The model with one KV of another type. @param {string} key @param {number} type @param {unknown} value */
+const withKv = (key, type, value) => makeModel({ ...base, dropKv: [key], kv: [{ key, type, value }] });
+/** The model with head_count and head_count_kv as UINT32 arrays. @param {number[]} h @param {number[]} kv */
+const headArrays = (h, kv) =>
+  makeModel({
+    ...base,
+    dropKv: ['llama.attention.head_count', 'llama.attention.head_count_kv'],
+    kv: [
+      { key: 'llama.attention.head_count', type: VT.ARRAY, itemType: VT.UINT32, value: Uint32Array.from(h) },
+      { key: 'llama.attention.head_count_kv', type: VT.ARRAY, itemType: VT.UINT32, value: Uint32Array.from(kv) },
+    ],
+  });
 const spShuffled = splitModel({ ...base, order: shuffled(SEED) }, [5, 60, 10]);
 
 /** @type {[string, Uint8Array | Uint8Array[], import('../js/model/recipe.js').PlanOptions, string?, { oracleFtype?: number, oracle?: import('./lib/llama-oracle.js').OracleOptions }?][]} */
@@ -243,6 +255,31 @@ const CASES = [
   ['general.alignment 64 in the input', makeModel({ ...base, alignment: 64 }).bytes, { ftype: 'Q4_K_M' }],
   ['KVs of every kind', makeModel({ ...base, kv: kvKinds }).bytes, { ftype: 'Q4_K_M' }],
   [
+    'head counts per layer (GQA of layer 0: 8)',
+    headArrays([8, 8, 8, 8, 8, 8, 8, 8], [1, 8, 8, 8, 8, 8, 8, 8]).bytes,
+    { ftype: 'Q2_K' },
+  ],
+  [
+    'head counts per layer (GQA of layer 0: 1)',
+    headArrays([8, 8, 8, 8, 8, 8, 8, 8], [8, 1, 1, 1, 1, 1, 1, 1]).bytes,
+    { ftype: 'Q2_K' },
+  ],
+  [
+    'no head_count_kv (= head_count)',
+    makeModel({ ...base, dropKv: ['llama.attention.head_count_kv'] }).bytes,
+    { ftype: 'Q2_K' },
+  ],
+  [
+    'overrideKv of head_count_kv (the loader reads it)',
+    m.bytes,
+    { ftype: 'Q2_K', overrideKv: ['llama.attention.head_count_kv=int:8'] },
+  ],
+  [
+    'overrideKv of block_count with a str (the loader ignores it)',
+    m.bytes,
+    { ftype: 'Q4_K_M', overrideKv: ['llama.block_count=str:x'] },
+  ],
+  [
     'imatrix: a token_embd entry of the wrong size is ignored',
     m.bytes,
     { ftype: 'Q4_K_M', imatrix: withEntry(im, 'token_embd.weight', new Float32Array(128).fill(1)) },
@@ -325,6 +362,14 @@ const CASES = [
   ],
   ['Q2_K_S pure without an imatrix', m.bytes, { ftype: 'Q2_K_S', pure: true }, 'NEEDS_IMATRIX'],
   ['Q1_0 on rows of 96', rows96.bytes, { ftype: 'Q1_0' }, 'NO_FALLBACK'],
+  ['block_count as UINT64', withKv('llama.block_count', VT.UINT64, 8n).bytes, { ftype: 'Q4_K_M' }, 'BAD_KV'],
+  ['head_count_kv as INT32', withKv('llama.attention.head_count_kv', VT.INT32, 2).bytes, { ftype: 'Q4_K_M' }, 'BAD_KV'],
+  [
+    'head_count_kv, an array of 3 for 8 layers',
+    headArrays([8, 8, 8, 8, 8, 8, 8, 8], [2, 2, 2]).bytes,
+    { ftype: 'Q4_K_M' },
+    'BAD_KV',
+  ],
   [
     'outputTensorType q4_K on rows of 96 (no fallback for it)',
     rows96.bytes,

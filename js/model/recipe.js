@@ -97,7 +97,7 @@ export function planFor(file, options) {
   const im = imatrixOf(o);
   overrides.push(...imatrixKV(o, im));
 
-  const hp = hparams(metadata, overrides);
+  const hp = hparams(metadata, inputKv, overrides);
   const prune = [...new Set(o.pruneLayers ?? [])].sort((a, b) => a - b);
   const { list, blockCount } = order(inTensors, prune, o.keepSplit === true);
   const names = list.map((t) => t.name);
@@ -246,25 +246,47 @@ function inputOf(file) {
   return { metadata: files[0].metadata, kv: files[0].kv, tensors };
 }
 
+/** GGUF type names as llama.cpp's loader spells them in its messages. */
+const GGUF_NAMES = ['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'bool', 'str', 'arr', 'u64', 'i64', 'f64'];
+
 /**
- * The hparams the rules read, as llama.cpp's loader reads them (with the overrides it is given).
- * @param {Map<string, unknown>} md @param {Override[]} overrides
+ * The hparams the rules read, as llama.cpp's loader reads them (with the overrides it is given):
+ * block_count and expert_count UINT32; head_count and head_count_kv UINT32 or an array of one
+ * value per layer (the rules read layer 0's).
+ * @param {Map<string, unknown>} md @param {KV[]} kv @param {Override[]} overrides
  */
-function hparams(md, overrides) {
+function hparams(md, kv, overrides) {
   const arch = md.get('general.architecture');
   if (typeof arch !== 'string') throw new PlanError('MISSING_KEY', 'the model has no general.architecture');
-  const get = (/** @type {string} */ k) => {
+  const entry = (/** @type {string} */ k) => kv.find((e) => e.key === `${arch}.${k}`);
+  const wrong = (/** @type {KV} */ e) =>
+    new PlanError('BAD_KV', `key ${e.key} has wrong type ${GGUF_NAMES[e.type] ?? e.type} but expected type u32`);
+  /** @param {string} k @param {number | undefined} nArr the array length allowed (per layer), if any */
+  const get = (k, nArr) => {
     const ov = overrides.find((x) => x.key === `${arch}.${k}`);
     if (ov && ov.tag === 'int') return Number(ov.value);
-    const v = md.get(`${arch}.${k}`);
-    if (v === undefined) return undefined;
-    return Number(ArrayBuffer.isView(v) || Array.isArray(v) ? /** @type {ArrayLike<unknown>} */ (v)[0] : v);
+    const e = entry(k);
+    if (e === undefined) return undefined;
+    if (e.type === VT.UINT32) return Number(e.value);
+    if (e.type !== VT.ARRAY || nArr === undefined) throw wrong(e);
+    const a = /** @type {ArrayLike<number | bigint>} */ (e.value);
+    if (
+      !(
+        /** @type {number[]} */ ([VT.UINT32, VT.INT32, VT.FLOAT32, VT.UINT64]).includes(
+          /** @type {number} */ (e.itemType),
+        )
+      )
+    )
+      throw new PlanError('BAD_KV', `${e.key} is not a string/float32/uint32/int32/uint64 array`);
+    if (a.length !== nArr)
+      throw new PlanError('BAD_KV', `key ${e.key} has wrong array length; expected ${nArr}, got ${a.length}`);
+    return Number(a[0]);
   };
-  const nLayer = get('block_count');
+  const nLayer = get('block_count', undefined);
   if (nLayer === undefined) throw new PlanError('MISSING_KEY', `the model has no ${arch}.block_count`);
-  const nHead = get('attention.head_count') ?? 0;
-  const nHeadKv = get('attention.head_count_kv') ?? nHead;
-  const nExpert = get('expert_count') ?? 0;
+  const nHead = get('attention.head_count', nLayer) ?? 0;
+  const nHeadKv = get('attention.head_count_kv', nLayer) ?? nHead;
+  const nExpert = get('expert_count', undefined) ?? 0;
   const nGqa = nHeadKv === 0 ? 0 : Math.trunc(nHead / nHeadKv);
   // The loader's model size: llama 80 layers with GQA (not 8 experts), qwen2 80 layers.
   const is70B = nLayer === 80 && ((arch === 'llama' && nExpert !== 8 && nHead !== nHeadKv) || arch === 'qwen2');

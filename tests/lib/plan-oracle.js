@@ -38,6 +38,7 @@ export function refusalCode(log) {
   if (/requantizing from type/.test(why)) return 'REQUANTIZE';
   if (/invalid output file type/.test(why)) return 'UNKNOWN_FTYPE';
   if (/cannot dequantize\/convert/.test(why)) return 'CANNOT_CONVERT';
+  if (/has wrong type|has wrong array length|is not a .* array/.test(why)) return 'BAD_KV';
   // Rows that are not whole blocks of a type given for output or token_embd (no fallback there):
   // ggml writes blocks the validation then refuses.
   if (/quantized data validation failed/.test(why)) return 'BAD_SHAPE';
