@@ -247,7 +247,11 @@ test('errors: unknown type ids, missing hparams, bad options', () => {
     metadata: new Map([...g.metadata].filter(([k]) => k !== 'general.architecture')),
   };
   refuses(() => planFor(noArch, { ftype: 'Q8_0' }), 'MISSING_KEY', /general\.architecture/);
-  const noLayers = { ...g, metadata: new Map([...g.metadata].filter(([k]) => k !== 'llama.block_count')) };
+  const noLayers = {
+    ...g,
+    kv: g.kv.filter((e) => e.key !== 'llama.block_count'),
+    metadata: new Map([...g.metadata].filter(([k]) => k !== 'llama.block_count')),
+  };
   refuses(() => planFor(noLayers, { ftype: 'Q8_0' }), 'MISSING_KEY', /llama\.block_count/);
 
   refuses(() => planFor(g, /** @type {any} */ (null)), 'BAD_OPTION');
