@@ -362,6 +362,23 @@ const CASES = [
   ],
   ['Q2_K_S pure without an imatrix', m.bytes, { ftype: 'Q2_K_S', pure: true }, 'NEEDS_IMATRIX'],
   ['Q1_0 on rows of 96', rows96.bytes, { ftype: 'Q1_0' }, 'NO_FALLBACK'],
+  [
+    'a MoE with an FFN tensor outside the blocks',
+    makeModel({ ...base, experts: 8, rows: 2, extraTensors: [{ name: 'mtp.ffn_down.weight', dims: [256, 2] }] }).bytes,
+    { ftype: 'Q4_K_M' },
+    'BAD_LAYER',
+  ],
+  [
+    'a MoE with an FFN tensor of layer 9 of 8',
+    makeModel({ ...base, experts: 8, rows: 2, extraTensors: [{ name: 'blk.9.ffn_up.weight', dims: [256, 2] }] }).bytes,
+    { ftype: 'Q4_K_M' },
+    'BAD_LAYER',
+  ],
+  [
+    'a dense model with an FFN tensor outside the blocks (counted, not parsed)',
+    makeModel({ ...base, extraTensors: [{ name: 'mtp.ffn_down.weight', dims: [512, 2] }] }).bytes,
+    { ftype: 'Q4_K_M' },
+  ],
   ['block_count as UINT64', withKv('llama.block_count', VT.UINT64, 8n).bytes, { ftype: 'Q4_K_M' }, 'BAD_KV'],
   ['head_count_kv as INT32', withKv('llama.attention.head_count_kv', VT.INT32, 2).bytes, { ftype: 'Q4_K_M' }, 'BAD_KV'],
   [

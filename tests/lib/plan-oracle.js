@@ -39,6 +39,7 @@ export function refusalCode(log) {
   if (/invalid output file type/.test(why)) return 'UNKNOWN_FTYPE';
   if (/cannot dequantize\/convert/.test(why)) return 'CANNOT_CONVERT';
   if (/has wrong type|has wrong array length|is not a .* array/.test(why)) return 'BAD_KV';
+  if (/Failed to determine layer|Bad layer/.test(why)) return 'BAD_LAYER';
   // Rows that are not whole blocks of a type given for output or token_embd (no fallback there):
   // ggml writes blocks the validation then refuses.
   if (/quantized data validation failed/.test(why)) return 'BAD_SHAPE';
