@@ -91,9 +91,13 @@ export function order(tensors, prune, keepSplit) {
       if (m) {
         const blk = Number(m[1]);
         if (!mapped.has(blk)) {
+          // Pruned layers vanish; those before the first pruned keep their number, the rest
+          // are numbered on from the last one kept.
           if (prune.includes(blk)) mapped.set(blk, '');
-          else if (blk < prune[0]) (mapped.set(blk, String(blk)), (next = blk + 1));
-          else mapped.set(blk, String(next++));
+          else if (blk < prune[0]) {
+            mapped.set(blk, String(blk));
+            next = blk + 1;
+          } else mapped.set(blk, String(next++));
         }
         const to = /** @type {string} */ (mapped.get(blk));
         if (to === '') continue;
