@@ -1,0 +1,208 @@
+/* Q2_0 SIMD128 kernels: quantize, dequantize and dot with Q8_0 bit-exact with ref/q2_0.c (so the
+ * dot is ggml's generic vec_dot to the bit); the f32 dot sums in 4 lanes.
+ *
+ * A byte of codes is four consecutive elements, (code - 1) * d each: the decoders look the byte's
+ * four values code - 1 up as floats (values[], below) and multiply by d, the reference's product.
+ */
+#include "../generic.h"
+#include "simd.h"
+
+enum {
+  QK = BQ_BLK_q2_0,
+  XS = sizeof(block_q2_0),
+  YS = sizeof(block_q8_0),
+  XQS = offsetof(block_q2_0, qs),
+  YQS = offsetof(block_q8_0, qs),
+  NQ8 = BQ_BLK_q2_0 / BQ_BLK_q8_0
+};
+static_assert(QK == 64 && NQ8 == 2 && offsetof(block_q2_0, d) == 0, "64 2-bit codes after d");
+
+/* For each byte of codes, its four elements' code - 1, as floats. */
+#define V(b, l) ((float)((int)((b) >> 2 * (l)&3) - 1))
+#define V1(b) \
+  { V(b, 0), V(b, 1), V(b, 2), V(b, 3) }
+#define V4(b) V1(b), V1((b) + 1), V1((b) + 2), V1((b) + 3)
+#define V16(b) V4(b), V4((b) + 4), V4((b) + 8), V4((b) + 12)
+#define V64(b) V16(b), V16((b) + 16), V16((b) + 32), V16((b) + 48)
+static const float values[256][4]
+    __attribute__((aligned(16))) = {V64(0), V64(64), V64(128), V64(192)};
+#undef V64
+#undef V16
+#undef V4
+#undef V1
+#undef V
+
+static inline v128_t scale(const uint8_t *p) { return wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p))); }
+
+/* Elements 4j..4j+3 of the block at p, d splat. */
+static inline v128_t group4(const uint8_t *p, int j, v128_t d) {
+  return wasm_f32x4_mul(wasm_v128_load(values[p[XQS + j]]), d);
+}
+
+static inline void block_out(const uint8_t *p, float *y) {
+  const v128_t d = scale(p);
+  for (int j = 0; j < QK / 4; j++) wasm_v128_store(y + 4 * j, group4(p, j, d));
+}
+
+BQ_DEQUANTIZE_PROTO(q2_0, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  const uint8_t *p = x;
+  const size_t nb = n / QK;
+  /* Two blocks per iteration (V8's back-edge bookkeeping), the input touched a run at a time
+   * (simd.h). */
+  size_t i = 0;
+  for (; i + 2 <= nb; i += 2, p += 2 * XS, y += 2 * QK) {
+    bq_touch_run(p, i, nb, BQ_TOUCH_WEIGHTS / QK, XS);
+    block_out(p, y);
+    block_out(p + XS, y + QK);
+  }
+  if (i < nb) block_out(p, y);
+  return BQ_OK;
+}
+
+/* Per 32 elements, the products with v summed as bq_sum8 into the 4 lanes. */
+BQ_DOT_PROTO(q2_0, f32, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  const uint8_t *p = x;
+  const float *v = y;
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < n / QK; i++, p += XS) {
+    const v128_t d = scale(p);
+    for (int g = 0; g < QK / 32; g++, v += 32) {
+      v128_t w[8];
+      for (int j = 0; j < 8; j++)
+        w[j] = wasm_f32x4_mul(group4(p, 8 * g + j, d), wasm_v128_load(v + 4 * j));
+      sum = wasm_f32x4_add(sum, bq_sum8(w));
+    }
+  }
+  wasm_v128_store(acc, sum);
+  return BQ_OK;
+}
+
+/* The integer sum of (code - 1) * q8 over one Q8_0 block's 32 codes at q, the codes in the 8
+ * bytes at c, as 4 i32 lane sums: code = 2 * hi + lo of its two bits, so the sum is 2 * (sum of q
+ * where hi is set) + (sum of q where lo is set) - (sum of q). Each byte is spread to its four
+ * elements' bytes and tested against the bit of each element's position. */
+static inline v128_t code_sum(const uint8_t *c, const uint8_t *q) {
+  const v128_t lo = wasm_i8x16_const(1, 4, 16, 64, 1, 4, 16, 64, 1, 4, 16, 64, 1, 4, 16, 64);
+  const v128_t hi =
+      wasm_i8x16_const(2, 8, 32, -128, 2, 8, 32, -128, 2, 8, 32, -128, 2, 8, 32, -128);
+  const v128_t b = wasm_v128_load64_zero(c);
+  const v128_t s0 =
+      wasm_i8x16_swizzle(b, wasm_i8x16_const(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+  const v128_t s1 =
+      wasm_i8x16_swizzle(b, wasm_i8x16_const(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7));
+  const v128_t q0 = wasm_v128_load(q), q1 = wasm_v128_load(q + 16);
+  const v128_t l0 = wasm_v128_and(q0, wasm_i8x16_eq(wasm_v128_and(s0, lo), lo));
+  const v128_t l1 = wasm_v128_and(q1, wasm_i8x16_eq(wasm_v128_and(s1, lo), lo));
+  const v128_t h0 = wasm_v128_and(q0, wasm_i8x16_eq(wasm_v128_and(s0, hi), hi));
+  const v128_t h1 = wasm_v128_and(q1, wasm_i8x16_eq(wasm_v128_and(s1, hi), hi));
+  /* i16 lanes: each a sum of 4 codes' worth, |2h + l - a| <= 4 * 128 * 4 */
+  const v128_t h =
+      wasm_i16x8_add(wasm_i16x8_extadd_pairwise_i8x16(h0), wasm_i16x8_extadd_pairwise_i8x16(h1));
+  const v128_t l =
+      wasm_i16x8_add(wasm_i16x8_extadd_pairwise_i8x16(l0), wasm_i16x8_extadd_pairwise_i8x16(l1));
+  const v128_t a =
+      wasm_i16x8_add(wasm_i16x8_extadd_pairwise_i8x16(q0), wasm_i16x8_extadd_pairwise_i8x16(q1));
+  return wasm_i32x4_extadd_pairwise_i16x8(
+      wasm_i16x8_sub(wasm_i16x8_add(wasm_i16x8_add(h, h), l), a));
+}
+
+/* The terms d * sumi of four Q2_0 blocks at a (lanes: blocks), sumi = (0 + dy_0 * s_0) + dy_1 *
+ * s_1 over each block's two Q8_0 blocks at b, in the reference's float order. */
+static inline v128_t terms4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
+  v128_t sumi = wasm_f32x4_splat(0.0f);
+  for (int q = 0; q < NQ8; q++) {
+    const int c = XQS + 8 * q;
+    const v128_t s = bq_hsum4_i32(code_sum(a + c, b + q * YS + YQS),
+                                  code_sum(a + XS + c, b + (NQ8 + q) * YS + YQS),
+                                  code_sum(a + 2 * XS + c, b + (2 * NQ8 + q) * YS + YQS),
+                                  code_sum(a + 3 * XS + c, b + (3 * NQ8 + q) * YS + YQS));
+    const v128_t dy = bq_h2f_x4(k, bq_load_u16x4(b + q * YS, NQ8 * YS));
+    sumi = wasm_f32x4_add(sumi, wasm_f32x4_mul(dy, wasm_f32x4_convert_i32x4(s)));
+  }
+  return wasm_f32x4_mul(bq_h2f_x4(k, bq_load_u16x4(a, XS)), sumi);
+}
+
+/* The reference's one running sum: sumf += d * sumi block by block, in order, in acc[0] (acc[1..3]
+ * stay 0, so the SIMD lane sum reads acc[0] exactly: a running sum from +0 is never -0). The
+ * integer sums and the per-block floats take four blocks at a time; a last partial group runs on
+ * zero-padded copies and adds only its real blocks' terms. */
+BQ_DOT_PROTO(q2_0, q8_0, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  const bq_k k = bq_consts();
+  const uint8_t *a = x, *b = y;
+  const size_t nb = n / QK;
+  float sumf = acc[0];
+  size_t i = 0;
+  for (; i + 4 <= nb; i += 4, a += 4 * XS, b += 4 * NQ8 * YS) {
+    const v128_t t = terms4(&k, a, b);
+    sumf += wasm_f32x4_extract_lane(t, 0);
+    sumf += wasm_f32x4_extract_lane(t, 1);
+    sumf += wasm_f32x4_extract_lane(t, 2);
+    sumf += wasm_f32x4_extract_lane(t, 3);
+  }
+  if (i < nb) {
+    uint8_t ta[4 * XS], tb[4 * NQ8 * YS];
+    memset(ta, 0, sizeof ta);
+    memset(tb, 0, sizeof tb);
+    memcpy(ta, a, (nb - i) * XS);
+    memcpy(tb, b, (nb - i) * NQ8 * YS);
+    float t[4];
+    wasm_v128_store(t, terms4(&k, ta, tb));
+    for (size_t j = 0; j < nb - i; j++) sumf += t[j];
+  }
+  acc[0] = sumf;
+  return BQ_OK;
+}
+
+/* matvec: rows of the dot above, each read by the SIMD lane sum (generic.h). */
+BQ_DEFINE_MATVEC(q2_0, q8_0, __simd128)
+
+/* The codes of four values v = x * id, as the reference's clamp((int)roundf(v) + 1, 0, 3): 1, plus
+ * 1 for v >= 0.5 and 1 more for v >= 1.5, less 1 for v <= -0.5 (roundf rounds half away from zero);
+ * and 0 where the reference's (int) cast gives INT32_MIN, for NaN and v >= 2^31 (bq_cvt_i32; below
+ * -2^31 the clamp gives 0 anyway). */
+static inline v128_t codes4(v128_t v) {
+  const v128_t up1 = wasm_f32x4_ge(v, wasm_f32x4_splat(0.5f));
+  const v128_t up2 = wasm_f32x4_ge(v, wasm_f32x4_splat(1.5f));
+  const v128_t down = wasm_f32x4_le(v, wasm_f32x4_splat(-0.5f));
+  const v128_t c =
+      wasm_i32x4_add(wasm_i32x4_sub(wasm_i32x4_sub(wasm_i32x4_splat(1), up1), up2), down);
+  return wasm_v128_and(c, wasm_f32x4_lt(v, wasm_f32x4_splat(2147483648.0f)));
+}
+
+/* Quantize: d = max |x| over the values that are not NaN (the reference's |x| > amax never takes a
+ * NaN, and the lanes' maxima combine in any order), id = 1 / d as the reference, then each
+ * element's code, four to a byte: the codes of 16 elements narrowed to bytes, and in each u32 lane
+ * c0 | c1 << 8 | c2 << 16 | c3 << 24 folded to c0 | c1 << 2 | c2 << 4 | c3 << 6 in its low byte. */
+BQ_QUANTIZE_PROTO(q2_0, __simd128) {
+  if (n % QK) return BQ_EINVAL;
+  uint8_t *out = y;
+  for (size_t i = 0; i < n / QK; i++, x += QK, out += XS) {
+    v128_t m = wasm_f32x4_splat(0.0f);
+    for (int j = 0; j < QK; j += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(x + j)));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
+    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
+    const float amax = wasm_f32x4_extract_lane(m, 0);
+    const v128_t id = wasm_f32x4_splat(amax > 0.0f ? 1.0f / amax : 0.0f);
+    bq_wr16(out, bq_fp32_to_fp16(amax));
+    v128_t packed[4];
+    for (int g = 0; g < 4; g++) {
+      const float *xg = x + 16 * g;
+      v128_t c[4];
+      for (int j = 0; j < 4; j++) c[j] = codes4(wasm_f32x4_mul(wasm_v128_load(xg + 4 * j), id));
+      const v128_t b = wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(c[0], c[1]),
+                                               wasm_i16x8_narrow_i32x4(c[2], c[3]));
+      packed[g] = wasm_v128_or(wasm_v128_or(b, wasm_u32x4_shr(b, 6)),
+                               wasm_v128_or(wasm_u32x4_shr(b, 12), wasm_u32x4_shr(b, 18)));
+    }
+    /* the low byte of each u32 lane, 16 of them in order */
+    const v128_t lo01 = wasm_i8x16_shuffle(packed[0], packed[1], 0, 4, 8, 12, 16, 20, 24, 28, 0, 0,
+                                           0, 0, 0, 0, 0, 0);
+    const v128_t lo23 = wasm_i8x16_shuffle(packed[2], packed[3], 0, 4, 8, 12, 16, 20, 24, 28, 0, 0,
+                                           0, 0, 0, 0, 0, 0);
+    wasm_v128_store(out + XQS, wasm_i64x2_shuffle(lo01, lo23, 0, 2));
+  }
+  return BQ_OK;
+}
