@@ -290,6 +290,8 @@ for (const { name: build, exports: X } of builds) {
         [5, 4096],
         [8, 5 * B],
         [3, 9 * B],
+        [6, 7 * B],
+        [2, 134400], // past the prepared activations' limit (4096 Q8_0 blocks): rows of dots
       ];
       const probs = shapes.map(([rows, cols]) => ({
         rows,

@@ -156,8 +156,122 @@ BQ_DOT_PROTO(q2_0, q8_0, __simd128) {
   return BQ_OK;
 }
 
-/* matvec: rows of the dot above, each read by the SIMD lane sum (generic.h). */
-BQ_DEFINE_MATVEC(q2_0, q8_0, __simd128)
+/* matvec: activations prepared once per call, in the order the codes come out of their bytes. A
+ * block's 16 bytes give plane l (l = 0..3: elements 4j + l, j = 0..15) as the bits 2l of each
+ * byte, one u16 shift and a mask; the prepared block holds the same planes of its 64 activations
+ * as int16, so each plane is two i32x4.dot_i16x8 against it, no reordering per row. Beside them,
+ * per Q8_0 block its code sum (the sums are of code * q; code - 1 takes one sum of q off) and d,
+ * by half: those of each block's first Q8_0 block, then of its second, so that four consecutive
+ * blocks' values are one vector load. Row by row, the blocks' terms are the dot's (terms4), in the
+ * dot's order. */
+typedef struct {
+  const int16_t *q;     /* 64 per block: plane l at 16 l */
+  const int32_t *sum;   /* [h * nbp + i]: code sum of block i's Q8_0 block h */
+  const float *d0, *d1; /* d of each block's first and second Q8_0 block */
+} q2_prep;
+
+static int prepare(const uint8_t *x, size_t nb, q2_prep *p) {
+  const size_t nbp = (nb + 3) & ~(size_t)3;
+  if (2 * nbp > BQ_PREP_MAX_BLOCKS + 4) return 0;
+  int16_t *q = bq_prep_q;
+  int32_t *sum = bq_prep_sum;
+  float *d0 = bq_prep_d, *d1 = bq_prep_s;
+  for (size_t i = 0; i < nbp; i++, q += QK) {
+    if (i >= nb) {
+      memset(q, 0, QK * sizeof *q);
+      sum[i] = sum[nbp + i] = 0;
+      d0[i] = d1[i] = 0.0f;
+      continue;
+    }
+    const uint8_t *b = x + NQ8 * i * YS;
+    for (int h = 0; h < NQ8; h++) {
+      int32_t s = 0;
+      for (int j = 0; j < BQ_BLK_q8_0; j++) {
+        const int e = h * BQ_BLK_q8_0 + j; /* element of the block: plane e % 4, position e / 4 */
+        q[16 * (e % 4) + e / 4] = (int8_t)b[h * YS + YQS + j];
+        s += (int8_t)b[h * YS + YQS + j];
+      }
+      sum[h * nbp + i] = s;
+    }
+    d0[i] = bq_h2f(bq_rd16(b));
+    d1[i] = bq_h2f(bq_rd16(b + YS));
+  }
+  p->q = bq_prep_q;
+  p->sum = sum;
+  p->d0 = d0;
+  p->d1 = d1;
+  return 1;
+}
+
+/* The int32 partial sums of code * q of the block at a against its prepared activations q: of its
+ * first Q8_0 block (elements 0..31: positions 0..7 of each plane) in *s0, of its second in *s1. */
+static inline void psums(const uint8_t *a, const int16_t *q, v128_t *s0, v128_t *s1) {
+  const v128_t b = wasm_v128_load(a + XQS), m = wasm_i8x16_splat(3);
+  v128_t lo = wasm_i32x4_splat(0), hi = lo;
+  for (int l = 0; l < 4; l++, q += 16) {
+    const v128_t c = wasm_v128_and(l ? wasm_u16x8_shr(b, 2 * l) : b, m);
+    lo =
+        wasm_i32x4_add(lo, wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(c), wasm_v128_load(q)));
+    hi = wasm_i32x4_add(
+        hi, wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(c), wasm_v128_load(q + 8)));
+  }
+  *s0 = lo;
+  *s1 = hi;
+}
+
+/* terms4 against the prepared activations of blocks i..i+3. */
+static inline v128_t pterms4(const bq_k *k, const uint8_t *a, const q2_prep *p, size_t i,
+                             size_t nbp) {
+  v128_t s0[4], s1[4];
+  for (int b = 0; b < 4; b++) psums(a + b * XS, p->q + (i + b) * QK, &s0[b], &s1[b]);
+  const v128_t c0 =
+      wasm_i32x4_sub(bq_hsum4_i32(s0[0], s0[1], s0[2], s0[3]), wasm_v128_load(p->sum + i));
+  const v128_t c1 =
+      wasm_i32x4_sub(bq_hsum4_i32(s1[0], s1[1], s1[2], s1[3]), wasm_v128_load(p->sum + nbp + i));
+  v128_t sumi = wasm_f32x4_splat(0.0f);
+  sumi =
+      wasm_f32x4_add(sumi, wasm_f32x4_mul(wasm_v128_load(p->d0 + i), wasm_f32x4_convert_i32x4(c0)));
+  sumi =
+      wasm_f32x4_add(sumi, wasm_f32x4_mul(wasm_v128_load(p->d1 + i), wasm_f32x4_convert_i32x4(c1)));
+  return wasm_f32x4_mul(bq_h2f_x4(k, bq_load_u16x4(a, XS)), sumi);
+}
+
+BQ_MATVEC_PROTO(q2_0, q8_0, __simd128) {
+  if (cols % QK) return BQ_EINVAL;
+  const size_t nb = cols / QK, rb = nb * XS, nbp = (nb + 3) & ~(size_t)3;
+  const uint8_t *wr = w;
+  q2_prep p;
+  if (!prepare(x, nb, &p)) {
+    for (size_t r = 0; r < rows; r++, wr += rb) {
+      float acc[BQ_ACC_LANES] = {0};
+      bq_q2_0_dot_q8_0__simd128(wr, x, cols, acc);
+      y[r] = bq_acc_sum__simd128(acc);
+    }
+    return BQ_OK;
+  }
+  const bq_k k = bq_consts();
+  for (size_t r = 0; r < rows; r++, wr += rb) {
+    float sumf = 0.0f;
+    size_t i = 0;
+    for (; i + 4 <= nb; i += 4) {
+      const v128_t t = pterms4(&k, wr + i * XS, &p, i, nbp);
+      sumf += wasm_f32x4_extract_lane(t, 0);
+      sumf += wasm_f32x4_extract_lane(t, 1);
+      sumf += wasm_f32x4_extract_lane(t, 2);
+      sumf += wasm_f32x4_extract_lane(t, 3);
+    }
+    if (i < nb) {
+      uint8_t ta[4 * XS];
+      memset(ta, 0, sizeof ta);
+      memcpy(ta, wr + i * XS, (nb - i) * XS);
+      float t[4];
+      wasm_v128_store(t, pterms4(&k, ta, &p, i, nbp));
+      for (size_t j = 0; j < nb - i; j++) sumf += t[j];
+    }
+    y[r] = sumf; /* the dot's state sum of (sumf, 0, 0, 0): sumf, never -0 */
+  }
+  return BQ_OK;
+}
 
 /* The codes of four values v = x * id, as the reference's clamp((int)roundf(v) + 1, 0, 3): 1, plus
  * 1 for v >= 0.5 and 1 more for v >= 1.5, less 1 for v <= -0.5 (roundf rounds half away from zero);
