@@ -5,6 +5,7 @@
 // result is the decoder's value), and which float tensor of a file is a quantized tensor's original.
 
 import { blockFields, typeInfo } from '../js/types.js';
+import { tensorTypeName } from '../js/gguf.js';
 import { LUTS, gridPieces, layoutOf, tritOf, ue4m3Half } from './layout.js';
 
 const MINUS = '\u2212';
@@ -288,14 +289,14 @@ function explainGrid(r, e, g, steps) {
  * tensor of the same shape whose name is the quantized tensor's with its type name as a leading or
  * trailing dotted part removed ("q4_K.blk.0.attn_q.weight" or "blk.0.attn_q.weight.q4_K" ->
  * "blk.0.attn_q.weight"), compared without case.
- * @param {{ name: string, type: number, dims: number[] }[]} tensors
+ * @param {{ name: string, type: number, dims: number[], byteLength?: number | null, layout?: string }[]} tensors
  * @param {string} name the quantized tensor
  * @returns {string | null}
  */
 export function originalOf(tensors, name) {
   const t = tensors.find((x) => x.name === name);
   if (!t) return null;
-  const tag = typeInfo(t.type).name.toLowerCase();
+  const tag = tensorTypeName(t).toLowerCase();
   const low = name.toLowerCase();
   /** @type {string[]} */
   const stems = [];
@@ -305,7 +306,7 @@ export function originalOf(tensors, name) {
   const same = (/** @type {number[]} */ a) => a.length === t.dims.length && a.every((v, i) => v === t.dims[i]);
   const hit = tensors.find(
     (x) =>
-      x !== t && FLOAT.has(typeInfo(x.type).name.toLowerCase()) && stems.includes(x.name.toLowerCase()) && same(x.dims),
+      x !== t && FLOAT.has(tensorTypeName(x).toLowerCase()) && stems.includes(x.name.toLowerCase()) && same(x.dims),
   );
   return hit ? hit.name : null;
 }

@@ -5,7 +5,10 @@
 import { layerOf } from './viewer-data.js';
 import { fmtBytes } from './overview.js';
 
-/** @typedef {{ name: string, typeName: string, dims: number[], byteLength: number, nElements: number, unsupported?: string }} Row */
+/** @typedef {{ name: string, typeName: string, dims: number[], byteLength: number | null, nElements: number, unsupported?: string }} Row */
+
+/** A size for the list: '?' for a tensor of an unknown type (no known size). */
+const sizeText = (/** @type {number | null} */ n) => (n === null ? '?' : fmtBytes(n));
 
 /** Groups expanded at first when a file has at most this many tensors. */
 const OPEN_ALL = 64;
@@ -34,7 +37,7 @@ export function tensorTree(table, onSelect) {
     const q = query.toLowerCase();
     let ts = rows.filter((t) => t.name.toLowerCase().includes(q));
     if (sort === 'name') ts = [...ts].sort((a, b) => a.name.localeCompare(b.name));
-    if (sort === 'size') ts = [...ts].sort((a, b) => b.byteLength - a.byteLength);
+    if (sort === 'size') ts = [...ts].sort((a, b) => (b.byteLength ?? -1) - (a.byteLength ?? -1));
     /** @type {Map<string, { layer: number, items: Row[] }>} */
     const groups = new Map();
     for (const t of ts) {
@@ -55,7 +58,7 @@ export function tensorTree(table, onSelect) {
       // A filter shows every match: groups open while a query is typed.
       const expanded = single || q !== '' || open.has(k);
       if (!single) {
-        const bytes = g.items.reduce((a, t) => a + t.byteLength, 0);
+        const bytes = g.items.reduce((a, t) => a + (t.byteLength ?? 0), 0);
         const params = g.items.reduce((a, t) => a + t.nElements, 0);
         const tr = row(`group:${k}`, {
           'aria-level': '1',
@@ -89,7 +92,7 @@ export function tensorTree(table, onSelect) {
           cell(g.layer >= 0 && !single ? t.name.slice(k.length + 1) : t.name, 'name', t.name),
           cell(t.unsupported ? `${t.typeName} ⊘` : t.typeName, 'nowrap'),
           cell(`[${t.dims.join(', ')}]`, 'nowrap'),
-          cell(fmtBytes(t.byteLength), 'num nowrap'),
+          cell(sizeText(t.byteLength), 'num nowrap'),
         );
         out.push(tr);
       });

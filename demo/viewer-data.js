@@ -2,7 +2,7 @@
 // (parameters, sizes, breakdowns, memory estimate), the metadata as typed rows with paged arrays,
 // the vocabulary and its search, layer grouping of tensor names, and split-model shard names.
 // Used by the worker (viewer-ops.js) and checked in Node (tests/viewer-data.test.js).
-import { typeInfo } from '../js/index.js';
+import { tensorTypeName } from '../js/index.js';
 
 /** GGUF value type names by id (the spec's names). */
 export const VALUE_TYPES = [
@@ -22,7 +22,7 @@ export const VALUE_TYPES = [
 ];
 
 /** @typedef {{ key: string, type: number, value: unknown, itemType?: number }} KV */
-/** @typedef {{ name: string, type: number, dims: number[], nElements: number, byteLength: number, shard?: number }} Tensor */
+/** @typedef {{ name: string, type: number, dims: number[], nElements: number, byteLength: number | null, layout?: string, shard?: number }} Tensor */
 
 /** The layer of a tensor name (`blk.N.` prefix), or -1 for the tensors outside the layers. */
 export function layerOf(/** @type {string} */ name) {
@@ -52,16 +52,24 @@ export function overviewOf(g) {
   const byType = new Map();
   /** @type {Map<number, { layer: number, tensors: number, params: number, bytes: number }>} */
   const byLayer = new Map();
+  // A tensor of a type id blockquant does not know has no known size: it counts as a tensor and
+  // its parameters, under its own type row ('unknown(N)', 0 bytes), but not in the bytes or the
+  // bits per weight (unsized: how many such tensors there are).
+  let sizedParams = 0,
+    unsized = 0;
   for (const t of g.tensors) {
+    const size = t.byteLength ?? 0;
     params += t.nElements;
-    bytes += t.byteLength;
-    const type = typeInfo(t.type).name;
+    bytes += size;
+    if (t.byteLength === null) unsized++;
+    else sizedParams += t.nElements;
+    const type = tensorTypeName(t);
     const a = byType.get(type) ?? { type, tensors: 0, params: 0, bytes: 0 };
-    (a.tensors++, (a.params += t.nElements), (a.bytes += t.byteLength));
+    (a.tensors++, (a.params += t.nElements), (a.bytes += size));
     byType.set(type, a);
     const layer = layerOf(t.name);
     const l = byLayer.get(layer) ?? { layer, tensors: 0, params: 0, bytes: 0 };
-    (l.tensors++, (l.params += t.nElements), (l.bytes += t.byteLength));
+    (l.tensors++, (l.params += t.nElements), (l.bytes += size));
     byLayer.set(layer, l);
   }
   return {
@@ -70,7 +78,8 @@ export function overviewOf(g) {
     tensors: g.tensors.length,
     params,
     bytes,
-    bitsPerWeight: params ? (8 * bytes) / params : 0,
+    bitsPerWeight: sizedParams ? (8 * bytes) / sizedParams : 0,
+    unsized,
     byType: [...byType.values()].sort((a, b) => b.bytes - a.bytes),
     byLayer: [...byLayer.values()].sort((a, b) => a.layer - b.layer),
     kv: kvInputs(meta, arch),

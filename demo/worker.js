@@ -3,7 +3,7 @@
 // result } or { id, ok: false, error }. Operations run one at a time, in the order they arrive, so
 // the tensor the page last asked for is the one the worker holds. The build comes from the
 // worker's URL (?backend=simd128|scalar), else init picks it.
-import { init, openGGUF, typeInfo, GGMLType, toLittleEndian } from '../js/index.js';
+import { init, openGGUF, typeInfo, tensorTypeName, GGMLType, toLittleEndian } from '../js/index.js';
 import { FORMATS, errorSummary, histogram } from './metrics.js';
 import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './layout.js';
 import { gridTables } from './grids.js';
@@ -21,7 +21,8 @@ import { originalOf } from './formula.js';
  *
  * @typedef {{ source: Source }} OpenArgs
  * @typedef {{ name: string, type: number, typeName: string, dims: number[], nElements: number,
- *   byteLength: number, unsupported: string }} TensorRow  unsupported: why it cannot be analysed, or ''
+ *   byteLength: number | null, unsupported: string }} TensorRow  unsupported: why it cannot be
+ *   analysed, or ''; byteLength null: a type id blockquant does not know (typeName 'unknown(N)')
  * @typedef {{ backend: string, version: number, alignment: number, littleEndian: boolean,
  *   kv: { key: string, text: string }[], tensors: TensorRow[] }} OpenResult
  *
@@ -91,9 +92,11 @@ async function checkpoint(/** @type {number} */ gen) {
 
 /**
  * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
- * @param {{ type: number, dims: number[] }} t
+ * @param {{ type: number, dims: number[], unreadable?: { message: string } }} t
  */
 function unsupported(t) {
+  // An unknown type id, or Q2_0 in its pre-release layout: the reader says why.
+  if (t.unreadable) return t.unreadable.message;
   const info = typeInfo(t.type);
   if (VALUE_TYPES.has(t.type)) return ''; // integer and F64 values, shown as values
   if (!info.dequantize) return `blockquant has no decoder for ${info.name} tensors`;
@@ -145,7 +148,7 @@ const ops = {
       tensors: f.tensors.map((t) => ({
         name: t.name,
         type: t.type,
-        typeName: typeInfo(t.type).name,
+        typeName: tensorTypeName(t),
         dims: t.dims,
         nElements: t.nElements,
         byteLength: t.byteLength,

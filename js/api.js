@@ -14,4 +14,6 @@ export {
   GGUFValueType,
   rowRange,
   toLittleEndian,
+  tensorTypeName,
 } from './gguf.js';
+export { readImatrix } from './model/imatrix.js';

@@ -18,6 +18,7 @@ import {
   GGUFError,
   writeGGUFHeader,
   toLittleEndian,
+  tensorTypeName,
 } from './node.js';
 
 /** @typedef {{ write(s: string): unknown, isTTY?: boolean }} Out */
@@ -491,12 +492,13 @@ async function inspect(pos, opt, print) {
   const { f } = await openInput(pos[0]);
   try {
     const totals = new Map();
+    // A type id blockquant does not know is listed as unknown(N), its size as null (JSON) or '?'.
     for (const t of f.tensors) {
-      const name = typeInfo(t.type).name;
+      const name = tensorTypeName(t);
       const e = totals.get(name) ?? { tensors: 0, elements: 0, bytes: 0 };
       e.tensors++;
       e.elements += t.nElements;
-      e.bytes += t.byteLength;
+      e.bytes += t.byteLength ?? 0;
       totals.set(name, e);
     }
     if (opt.json) {
@@ -515,10 +517,11 @@ async function inspect(pos, opt, print) {
             })),
             tensors: f.tensors.map((t) => ({
               name: t.name,
-              type: typeInfo(t.type).name,
+              type: tensorTypeName(t),
               dims: t.dims,
               offset: t.offset,
               bytes: t.byteLength,
+              ...(t.unreadable ? { unreadable: t.unreadable.message } : {}),
             })),
             totals: Object.fromEntries(totals),
           },
@@ -536,17 +539,25 @@ async function inspect(pos, opt, print) {
     for (const e of f.kv) print(`  ${e.key} = ${show(e.value)}`);
     print('\ntensors:');
     const w = Math.max(4, ...f.tensors.map((t) => t.name.length));
+    const tw = Math.max(7, ...f.tensors.map((t) => tensorTypeName(t).length));
     print(
-      `  ${'name'.padEnd(w)}  ${'type'.padEnd(7)}  ${'shape'.padEnd(23)}  ${'bytes'.padStart(12)}  ${'offset'.padStart(13)}`,
+      `  ${'name'.padEnd(w)}  ${'type'.padEnd(tw)}  ${'shape'.padEnd(23)}  ${'bytes'.padStart(12)}  ${'offset'.padStart(13)}`,
     );
     for (const t of f.tensors) {
       print(
-        `  ${t.name.padEnd(w)}  ${typeInfo(t.type).name.padEnd(7)}  ${shape(t.dims).padEnd(23)}  ${String(t.byteLength).padStart(12)}  ${String(t.offset).padStart(13)}`,
+        `  ${t.name.padEnd(w)}  ${tensorTypeName(t).padEnd(tw)}  ${shape(t.dims).padEnd(23)}  ${String(t.byteLength ?? '?').padStart(12)}  ${String(t.offset).padStart(13)}`,
       );
     }
     print('\ntotals per type:');
     for (const [name, e] of totals)
-      print(`  ${name.padEnd(7)}  ${e.tensors} tensors, ${e.elements} elements, ${e.bytes} bytes`);
+      print(
+        `  ${name.padEnd(tw)}  ${e.tensors} tensors, ${e.elements} elements, ${name.startsWith('unknown(') ? '?' : e.bytes} bytes`,
+      );
+    const unreadable = f.tensors.filter((t) => t.unreadable);
+    if (unreadable.length) {
+      print('\nnot readable:');
+      for (const t of unreadable) print(`  ${/** @type {{ message: string }} */ (t.unreadable).message}`);
+    }
     return 0;
   } finally {
     await f.close();
@@ -724,6 +735,10 @@ async function quantize(pos, opt, print, err) {
  */
 async function quantizeTo(f, job, print, err) {
   const { inPath, outPath, input, target } = job;
+  // A tensor whose type is unknown (or Q2_0 in the pre-release layout) cannot be copied: refuse
+  // the file before writing anything, rather than write a model without it.
+  for (const t of f.tensors)
+    if (t.unreadable) throw tag(new GGUFError(t.unreadable.code, t.unreadable.offset, t.unreadable.message), inPath);
   const bq = await init();
   const plan = f.tensors.map((t) => {
     const { to, why } = planTensor(t, target, job.keep1d);

@@ -3,6 +3,7 @@
 
 import { GGMLType, CODEC_TYPES, typeId, typeInfo, byteLength } from './types.js';
 import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
+import { readableLength } from './gguf-format.js';
 import { Tensor, TENSOR_TOKEN, WasmHeap, residentAddress } from './tensor.js';
 import { quantizeCall } from './quantize-call.js';
 
@@ -709,7 +710,8 @@ export class Codec {
    * @returns {Promise<Tensor>}
    * @throws {TypeError} an unsupported tensor type, wrong argument types
    * @throws {RangeError} no such tensor, rows out of range, a request past wasm32 memory
-   * @throws {GGUFError} a read that fails or returns other than the bytes asked
+   * @throws {GGUFError} a read that fails or returns other than the bytes asked, or a tensor the
+   *   file lists as unreadable (an unknown type id, the pre-release Q2_0 layout)
    */
   async loadTensor(file, name, options = {}) {
     if (typeof file !== 'object' || file === null || !Array.isArray(file.tensors))
@@ -717,6 +719,7 @@ export class Codec {
     if (typeof name !== 'string') throw new TypeError('name must be a string');
     const info = file.tensors.find((x) => x.name === name);
     if (!info) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    readableLength(info); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
     const t = codecType(info.type, 'dequantize', 'tensors');
     const cols = info.dims.length ? info.dims[0] : 1;
     const all = info.dims.slice(1).reduce((a, b) => a * b, 1);
@@ -808,12 +811,15 @@ export class Codec {
    * @param {string} name
    * @returns {Promise<TensorValues>} a new array the caller owns
    * @throws {TypeError} a type blockquant cannot decode
+   * @throws {GGUFError} a tensor the file lists as unreadable (an unknown type id, the pre-release
+   *   Q2_0 layout: TensorInfo.unreadable), or a read that fails
    */
   async dequantizeTensor(file, name) {
     const t = file.tensors.find((x) => x.name === name);
     if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const want = readableLength(t); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
     const bytes = file.readTensor ? await file.readTensor(name) : /** @type {Function} */ (file.tensorBytes)(name);
-    return this.#decodeFileBytes(file, t, bytes, t.byteLength);
+    return this.#decodeFileBytes(file, t, bytes, want);
   }
 
   /**

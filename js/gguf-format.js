@@ -78,5 +78,29 @@ export const pad = (n, a) => Math.ceil(n / a) * a;
  * @property {number} [maxHeaderBytes] openGGUF: largest header read (default 256 MiB)
  *
  * @typedef {{ key: string, type: number, value: unknown, itemType?: number }} KV
- * @typedef {{ name: string, type: number, dims: number[], offset: number, nElements: number, byteLength: number, shard?: number }} TensorInfo
+ *
+ * One tensor of a file. byteLength is null when the type id is one blockquant does not know (its
+ * size cannot be told from the header); such a tensor, and a Q2_0 tensor stored in the pre-release
+ * layout (`layout: 'q2_0-prerelease'`, byteLength its real size: 34 bytes per 128 weights), carry
+ * `unreadable`: the GGUFError (code, offset of its type field in its file, message) that reading or
+ * decoding it throws. Every other tensor of the file reads normally.
+ * @typedef {{ name: string, type: number, dims: number[], offset: number, nElements: number,
+ *   byteLength: number | null, layout?: 'q2_0-prerelease', unreadable?: Unreadable, shard?: number }} TensorInfo
+ * @typedef {{ code: 'UNKNOWN_GGML_TYPE' | 'PRERELEASE_Q2_0', offset: number, message: string }} Unreadable
  */
+
+/**
+ * Throws the GGUFError a tensor that cannot be read carries (an unknown type id, the pre-release
+ * Q2_0 layout); returns its byte length otherwise.
+ * @param {{ byteLength: number | null, unreadable?: Unreadable, name: string, type: number }} t
+ * @returns {number}
+ * @throws {GGUFError}
+ */
+export function readableLength(t) {
+  const u = t.unreadable;
+  if (u) throw new GGUFError(u.code, u.offset, u.message);
+  // Only hand-made tensor lists get here with a null length and no reason.
+  if (t.byteLength === null)
+    throw new GGUFError('UNKNOWN_GGML_TYPE', 0, `${t.name}: ggml type ${t.type} has no known size`);
+  return t.byteLength;
+}

@@ -1,7 +1,7 @@
 // openGGUF: a GGUF file read lazily from a byte source (or the shards of a split model): the
 // header first, then tensors and row ranges on demand.
 
-import { GGUFError } from './gguf-format.js';
+import { GGUFError, readableLength } from './gguf-format.js';
 import { NeedMore, parseHeader, findTensor, checkParseOptions } from './gguf-read.js';
 import { toSource, signalOf } from './sources.js';
 import { typeInfo } from './types.js';
@@ -21,10 +21,12 @@ import { typeInfo } from './types.js';
  * @returns {{ start: number, length: number }} bytes from the tensor's start
  * @throws {TypeError} when first or count is not a number
  * @throws {RangeError} when they are not integers or the rows lie outside the tensor
+ * @throws {GGUFError} for a tensor that cannot be read (TensorInfo.unreadable)
  */
 export function rowRange(t, first, count) {
   if (typeof first !== 'number' || typeof count !== 'number')
     throw new TypeError(`rows of ${t.name}: first and count must be numbers`);
+  readableLength(t); // an unknown type or the pre-release Q2_0 layout: its GGUFError
   // Computed without dividing: 0/0 rows would pass every range check as NaN.
   const rows = t.dims.slice(1).reduce((a, b) => a * b, 1);
   const { blockSize, typeSize } = typeInfo(t.type);
@@ -166,13 +168,14 @@ export async function openGGUF(source, options = {}) {
     ...g,
     shards: heads.length,
     /**
-     * The bytes of one tensor, read from the source (exactly byteLength bytes, or a GGUFError).
+     * The bytes of one tensor, read from the source (exactly byteLength bytes, or a GGUFError; a
+     * tensor whose type is unknown or in the pre-release Q2_0 layout throws its `unreadable` error).
      * @param {string | TensorInfo} name
      * @returns {Promise<Uint8Array>}
      */
     readTensor: (name) => {
       const t = findTensor(g, name);
-      return read(t, 0, t.byteLength);
+      return read(t, 0, readableLength(t));
     },
     /**
      * Rows [first, first + count) of a tensor (a row is ne0 elements); reads only those bytes.

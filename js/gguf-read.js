@@ -19,11 +19,15 @@ import {
   I64_MAX,
   GGUFError,
   pad,
+  readableLength,
 } from './gguf-format.js';
 
 /** @typedef {import('./gguf-format.js').ParseOptions} ParseOptions */
 /** @typedef {import('./gguf-format.js').KV} KV */
 /** @typedef {import('./gguf-format.js').TensorInfo} TensorInfo */
+
+/** ggml's id of Q2_0, whose pre-release files used another block layout under the same id. */
+const Q2_0_ID = 42;
 
 /** Thrown inside the parser when a prefix of the file ends early; openGGUF reads more and retries. */
 export class NeedMore extends Error {
@@ -400,9 +404,45 @@ export function parseHeader(prefix, fileSize, options) {
   /** @type {TensorInfo[]} */
   const tensors = [];
   const names = new Set();
+  const A = BigInt(alignment);
+  const padded = (/** @type {bigint} */ n) => ((n + A - 1n) / A) * A;
   // ggml requires tensors packed in file order: each offset is the previous one plus the previous
-  // tensor's size padded to the alignment (so data is aligned and never overlaps).
+  // tensor's size padded to the alignment (so data is aligned and never overlaps). Two kinds of
+  // tensor leave the next offset open, and the next offset (or the file end) then settles them:
+  // - a type id blockquant does not know: its size is unknown, so all that can be checked is that
+  //   it starts where the previous tensor ends, inside the data section, and that the next tensor
+  //   starts aligned and after it (at least one alignment step after it when it has elements).
+  //   That still keeps every known tensor inside the file and clear of the others.
+  // - Q2_0 (id 42): mainline stores 18 bytes per 64 weights; files from before the upstream merge
+  //   store 34 bytes per 128 under the same id. The extent up to the next tensor (or the file end)
+  //   says which; when both fit (small tensors, where padding hides the difference) it is mainline.
+  /** @type {bigint | null} where the next tensor must start; null: somewhere at or after `floor` */
   let expected = 0n;
+  let floor = 0n;
+  /** @type {{ t: TensorInfo, start: bigint, main: bigint, pre: bigint | null, typeAt: number } | null} */
+  let q2 = null;
+  /** Settles a pending Q2_0 tensor's layout from the bytes it spans (`extent`, or at most `room` for the last). */
+  const settleQ2 = (
+    /** @type {NonNullable<typeof q2>} */ p,
+    /** @type {bigint} */ extent,
+    /** @type {boolean} */ last,
+  ) => {
+    const fitsMain = last ? extent >= p.main : extent === padded(p.main);
+    if (fitsMain || p.pre === null) return fitsMain;
+    const fitsPre = last ? extent >= p.pre && extent <= padded(p.pre) : extent === padded(p.pre);
+    if (!fitsPre) return false;
+    p.t.byteLength = Number(p.pre);
+    p.t.layout = 'q2_0-prerelease';
+    p.t.unreadable = {
+      code: 'PRERELEASE_Q2_0',
+      offset: p.typeAt,
+      message:
+        `${p.t.name}: Q2_0 data in the pre-release layout (128-weight groups of 34 bytes, from before ` +
+        `the upstream merge; mainline Q2_0 is 64-weight blocks of 18 bytes under the same id 42), ` +
+        `which blockquant does not decode`,
+    };
+    return true;
+  };
   r.section = 'tensor';
   for (let i = 0; i < nTensors; i++) {
     r.index = i;
@@ -438,14 +478,14 @@ export function parseHeader(prefix, fileSize, options) {
     }
     const tAt = r.pos;
     const type = r.u32('type');
-    let info;
+    let info = null;
     try {
       info = typeInfo(type);
     } catch {
-      throw new GGUFError('UNKNOWN_GGML_TYPE', tAt, `${name}: unknown ggml type ${type}`);
+      // listed with an unknown size (see above)
     }
     const ne0 = nDims > 0 ? BigInt(dims[0]) : 1n; // missing dimensions are 1, as in ggml
-    if (ne0 % BigInt(info.blockSize) !== 0n) {
+    if (info && ne0 % BigInt(info.blockSize) !== 0n) {
       throw new GGUFError(
         'BAD_SHAPE',
         tAt,
@@ -454,26 +494,75 @@ export function parseHeader(prefix, fileSize, options) {
     }
     const oAt = r.pos;
     const offset = r.u64('offset');
-    const bytes = (total / BigInt(info.blockSize)) * BigInt(info.typeSize);
-    if (offset !== expected)
+    const bytes = info ? (total / BigInt(info.blockSize)) * BigInt(info.typeSize) : null;
+    // Q2_0's size in the pre-release layout (whole 128-weight groups only), the smaller of the two.
+    const pre = type === Q2_0_ID && ne0 % 128n === 0n ? (total / 128n) * 34n : null;
+    if (q2) {
+      const prev = q2;
+      q2 = null;
+      if (!settleQ2(prev, offset - prev.start, false))
+        throw new GGUFError(
+          'BAD_OFFSET',
+          oAt,
+          `${name}: data offset ${offset} is not ${prev.start + padded(prev.main)}, where the previous ` +
+            `tensor's data (Q2_0, ${prev.main} bytes) padded to ${alignment} bytes ends` +
+            (prev.pre === null
+              ? ''
+              : ` (nor ${prev.start + padded(prev.pre)}, where it would end in the pre-release Q2_0 layout)`),
+        );
+    } else if (expected !== null && offset !== expected)
       throw new GGUFError(
         'BAD_OFFSET',
         oAt,
         `${name}: data offset ${offset} is not ${expected}, where the previous tensor's data padded to ` +
           `${alignment} bytes ends (tensors are packed in file order)`,
       );
-    if (offset + bytes > BigInt(fileSize))
+    else if (expected === null && (offset < floor || offset % A !== 0n))
       throw new GGUFError(
         'BAD_OFFSET',
         oAt,
-        `${name}: data (offset ${offset}, ${bytes} bytes) lies past the end of the file`,
+        `${name}: data offset ${offset} is ${offset < floor ? `before ${floor}, inside the previous tensor (of an unknown type)` : `not a multiple of the alignment ${alignment}`}`,
       );
-    expected = offset + BigInt(pad(Number(bytes), alignment));
-    tensors.push({ name, type, dims, offset: Number(offset), nElements: Number(total), byteLength: Number(bytes) });
+    // Data past the end: checked again below, with the data section's start.
+    const least = pre ?? bytes ?? 0n;
+    if (offset + least > BigInt(fileSize))
+      throw new GGUFError(
+        'BAD_OFFSET',
+        oAt,
+        `${name}: data (offset ${offset}, ${bytes ?? 'unknown'} bytes) lies past the end of the file`,
+      );
+    /** @type {TensorInfo} */
+    const t = {
+      name,
+      type,
+      dims,
+      offset: Number(offset),
+      nElements: Number(total),
+      byteLength: bytes === null ? null : Number(bytes),
+    };
+    if (bytes === null) {
+      t.unreadable = {
+        code: 'UNKNOWN_GGML_TYPE',
+        offset: tAt,
+        message: `${name}: ggml type ${type} is not one blockquant knows, so its size and decoding are unknown (the tensor is listed, not read)`,
+      };
+      expected = null;
+      floor = offset + (total > 0n ? A : 0n);
+    } else {
+      if (type === Q2_0_ID) q2 = { t, start: offset, main: bytes, pre, typeAt: tAt };
+      expected = offset + padded(bytes);
+    }
+    tensors.push(t);
   }
   const dataOffset = pad(r.pos, alignment);
+  if (q2) {
+    const room = BigInt(fileSize) - BigInt(dataOffset) - q2.start;
+    settleQ2(q2, room, true); // a tensor that fits neither layout is refused as past the end below
+  }
   for (const t of tensors) {
-    if (dataOffset + t.offset + t.byteLength > fileSize)
+    // A tensor of unknown size that has elements must have at least its first byte in the file.
+    const least = t.byteLength ?? (t.nElements > 0 ? 1 : 0);
+    if (dataOffset + t.offset + least > fileSize)
       throw new GGUFError(
         'BAD_OFFSET',
         dataOffset + t.offset,
@@ -481,6 +570,18 @@ export function parseHeader(prefix, fileSize, options) {
       );
   }
   return { version, alignment, dataOffset, littleEndian: r.le, kv, metadata, tensors, headerBytes: r.pos };
+}
+
+/**
+ * The name of a tensor's type for listings: the ggml name ('q4_K'), 'unknown(44)' for an id
+ * blockquant does not know, 'q2_0-prerelease' for Q2_0 in the pre-release layout.
+ * @param {{ type: number, byteLength?: number | null, layout?: string }} t
+ * @returns {string}
+ */
+export function tensorTypeName(t) {
+  if (t.byteLength === null) return `unknown(${t.type})`;
+  if (t.layout) return t.layout;
+  return typeInfo(t.type).name;
 }
 
 /**
@@ -514,8 +615,9 @@ export function parseGGUF(data, options) {
     /** @param {string | TensorInfo} t */
     tensorBytes(t) {
       const x = findTensor(h, t);
+      const n = readableLength(x);
       const s = h.dataOffset + x.offset;
-      return buf.subarray(s, s + x.byteLength);
+      return buf.subarray(s, s + n);
     },
   };
 }

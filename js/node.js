@@ -1,7 +1,8 @@
-// Node-only entry point: everything js/index.js exports, and openGGUF that also takes a file path
-// or an fs/promises FileHandle (read lazily with positional reads).
+// Node-only entry point: everything js/index.js exports, and openGGUF and readImatrix that also
+// take a file path or an fs/promises FileHandle (read lazily with positional reads).
 import { open } from 'node:fs/promises';
 import { openGGUF as openAny, GGUFError } from './gguf.js';
+import { readImatrix as readAny } from './model/imatrix.js';
 
 export * from './index-node.js';
 
@@ -55,6 +56,30 @@ async function openFile(path) {
 }
 
 /**
+ * Node's sources: file paths (not URLs) and FileHandles become file sources; anything else is
+ * passed on. Files opened from paths are listed in `opened` (the caller closes them).
+ * @param {unknown[]} list
+ * @param {import('node:fs/promises').FileHandle[]} opened
+ */
+async function nodeSources(list, opened) {
+  const srcs = [];
+  for (const s of list) {
+    if (typeof s === 'string' && !/^(https?|blob|data):/i.test(s)) {
+      const fh = await openFile(s);
+      opened.push(fh);
+      srcs.push(await fileSource(fh, s));
+    } else if (s && typeof s === 'object' && 'fd' in s && 'stat' in s && 'read' in s) {
+      srcs.push(
+        await fileSource(/** @type {import('node:fs/promises').FileHandle} */ (s), `fd ${/** @type {any} */ (s).fd}`),
+      );
+    } else {
+      srcs.push(s);
+    }
+  }
+  return srcs;
+}
+
+/**
  * openGGUF for Node: sources may also be file paths or FileHandles (or arrays of them, for split
  * models), read with positional reads; a file that changes after open is refused (GGUFError
  * CHANGED). Files opened from paths stay open until close() is called; FileHandles passed in stay
@@ -64,24 +89,10 @@ async function openFile(path) {
  * @returns {Promise<Awaited<ReturnType<typeof openAny>> & { close: () => Promise<void> }>}
  */
 export async function openGGUF(source, options = {}) {
-  const list = Array.isArray(source) ? source : [source];
   /** @type {import('node:fs/promises').FileHandle[]} */
   const opened = [];
   try {
-    const srcs = [];
-    for (const s of list) {
-      if (typeof s === 'string' && !/^(https?|blob|data):/i.test(s)) {
-        const fh = await openFile(s);
-        opened.push(fh);
-        srcs.push(await fileSource(fh, s));
-      } else if (s && typeof s === 'object' && 'fd' in s && 'stat' in s && 'read' in s) {
-        srcs.push(
-          await fileSource(/** @type {import('node:fs/promises').FileHandle} */ (s), `fd ${/** @type {any} */ (s).fd}`),
-        );
-      } else {
-        srcs.push(s);
-      }
-    }
+    const srcs = await nodeSources(Array.isArray(source) ? source : [source], opened);
     const f = await openAny(Array.isArray(source) ? srcs : srcs[0], options);
     return {
       ...f,
@@ -92,5 +103,24 @@ export async function openGGUF(source, options = {}) {
   } catch (e) {
     await Promise.all(opened.map((fh) => fh.close()));
     throw e;
+  }
+}
+
+/**
+ * readImatrix for Node: the source may also be a file path or a FileHandle (read with positional
+ * reads; a file opened from a path is closed before this returns). Options, result and errors as
+ * for readImatrix in js/index.js.
+ * @param {unknown} source
+ * @param {import('./gguf.js').OpenOptions} [options]
+ * @returns {ReturnType<typeof readAny>}
+ */
+export async function readImatrix(source, options = {}) {
+  /** @type {import('node:fs/promises').FileHandle[]} */
+  const opened = [];
+  try {
+    const [src] = await nodeSources([source], opened);
+    return await readAny(src, options);
+  } finally {
+    await Promise.all(opened.map((fh) => fh.close()));
   }
 }

@@ -27,20 +27,34 @@ function sameDecode(got, want, tensorBytes) {
     'metadata keys',
   );
   // The documented TensorInfo fields (openGGUF may add its own, such as a shard number).
-  const info = ({ name, type, dims, offset, nElements, byteLength }) => ({
+  // (An unreadable tensor, of an unknown type or in the pre-release Q2_0 layout, as its code.)
+  const info = ({ name, type, dims, offset, nElements, byteLength, layout, unreadable }) => ({
     name,
     type,
     dims,
     offset,
     nElements,
     byteLength,
+    ...(layout ? { layout } : {}),
+    ...(unreadable ? { unreadable: unreadable.code } : {}),
   });
   assert.deepEqual(got.tensors.map(info), want.tensors, 'tensor infos');
-  return Promise.all(got.tensors.map((t, i) => Promise.resolve(tensorBytes(t)).then((b) => [b, want.data[i]]))).then(
-    (pairs) => {
-      for (const [b, w] of pairs) assert.deepEqual(new Uint8Array(b), w, 'tensor bytes');
-    },
-  );
+  // Reading an unreadable tensor throws its GGUFError (at once or as a rejection).
+  const bytesOf = async (t) => tensorBytes(t);
+  return Promise.all(
+    got.tensors.map((t, i) =>
+      bytesOf(t).then(
+        (b) => [b, want.data[i]],
+        (e) => [e, want.data[i]],
+      ),
+    ),
+  ).then((pairs) => {
+    for (const [b, w] of pairs) {
+      if (w === null)
+        assert.ok(b instanceof GGUFError && /UNKNOWN_GGML_TYPE|PRERELEASE_Q2_0/.test(b.code), 'unreadable');
+      else assert.deepEqual(new Uint8Array(b), w, 'tensor bytes');
+    }
+  });
 }
 
 const entries = {

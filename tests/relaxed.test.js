@@ -128,6 +128,8 @@ function assertPage(r, browser) {
     .map((k) => (/_q8_K__/.test(k) ? 22 : 37) + (/_matvec_/.test(k) ? 2 : 0))
     .reduce((s, n) => s + n, 0);
   assert.ok(r.checks >= least, `${r.checks} checks, at least ${least}`);
+  // Every quantizer of the relaxed build wrote the simd128 build's bytes (page.js checkQuantize).
+  assert.ok(r.quantized >= 30, `${r.quantized} quantizers compared with the simd128 build`);
 }
 
 test('every relaxed kernel in headless Chromium, against simd128 (bit-exact), the reference and its dot', async () => {

@@ -23,6 +23,16 @@ export function corpus(OPT) {
     for (let i = 0; i < 132; i++) w.u8((i * 37) & 255);
     files.push(w.bytes());
   }
+  // Tensors whose extent the offsets settle: Q2_0 in the pre-release layout (2048 weights in 544
+  // bytes, not 576), a type id blockquant does not know, and a mainline Q2_0 last.
+  const q2 = new Bytes().header(3, 4, 0);
+  q2.tensor('q2old', [512, 4], 42, 0);
+  q2.tensor('unk', [64], 50, 544);
+  q2.tensor('f32', [4], 0, 608);
+  q2.tensor('q2', [64], 42, 640);
+  q2.padTo(32);
+  for (let i = 0; i < 658; i++) q2.u8((i * 11) & 255);
+  files.push(q2.bytes());
   const none = new Bytes().header(3, 0, 1);
   none.str('only').u32(8).str('x');
   files.push(none.bytes());

@@ -39,7 +39,13 @@ const GGML = new Map([
   [34, [256, 54]],
   [35, [256, 66]],
   [39, [32, 17]],
+  [40, [64, 36]],
+  [41, [128, 18]],
+  [42, [64, 18]],
 ]);
+// Q2_0 files from before its upstream merge: 128 weights in 34 bytes under the same id.
+const Q2_0 = 42,
+  Q2_0_OLD = [128, 34];
 
 // Value type id -> [bytes, DataView getter, typed array] for the fixed-size types.
 const FIXED = {
@@ -164,7 +170,14 @@ export function oracleDecode(bytes, opt = {}) {
     }
     const tensors = [];
     const names = new Set();
+    // Where the next tensor starts: exactly `next`; or, after a tensor of an unknown type, any
+    // aligned offset from `least` on; or, after a Q2_0 tensor, one of the ends in `either`
+    // (mainline first), which also tells that tensor's layout.
     let next = 0n;
+    let least = null;
+    let either = null;
+    const A = BigInt(alignment);
+    const up = (n) => ((n + A - 1n) / A) * A;
     for (let i = 0n; i < nTensors; i++) {
       const start = p;
       const { n: nameBytes, s: name } = str();
@@ -183,27 +196,68 @@ export function oracleDecode(bytes, opt = {}) {
       }
       const type = u32('ggml');
       const t = GGML.get(type);
-      if (!t) throw new Refusal('ggml type');
-      if ((ne[0] ?? 1n) % BigInt(t[0]) !== 0n) throw new Refusal('block');
+      if (t && (ne[0] ?? 1n) % BigInt(t[0]) !== 0n) throw new Refusal('block');
       const offset = u64('offset');
-      const size = (count / BigInt(t[0])) * BigInt(t[1]);
-      if (offset !== next) throw new Refusal('offset');
-      next = offset + ((size + BigInt(alignment) - 1n) / BigInt(alignment)) * BigInt(alignment);
-      tensors.push({
+      if (either) {
+        const hit = either.find((e) => e.end === offset);
+        if (!hit) throw new Refusal('offset');
+        hit.apply();
+        either = null;
+      } else if (least !== null) {
+        if (offset < least || offset % A !== 0n) throw new Refusal('offset');
+      } else if (offset !== next) throw new Refusal('offset');
+      const info = {
         name,
         type,
         dims: ne.map(Number),
         offset: Number(offset),
         nElements: Number(count),
-        byteLength: Number(size),
-      });
+        byteLength: null,
+      };
+      least = null;
+      if (!t) {
+        info.unreadable = 'UNKNOWN_GGML_TYPE';
+        least = offset + (count > 0n ? A : 0n);
+      } else {
+        const size = (count / BigInt(t[0])) * BigInt(t[1]);
+        info.byteLength = Number(size);
+        next = offset + up(size);
+        if (type === Q2_0) {
+          const old =
+            (ne[0] ?? 1n) % BigInt(Q2_0_OLD[0]) === 0n ? (count / BigInt(Q2_0_OLD[0])) * BigInt(Q2_0_OLD[1]) : null;
+          info.q2 = { size, old };
+          const mark = () => {
+            info.byteLength = Number(old);
+            info.layout = 'q2_0-prerelease';
+            info.unreadable = 'PRERELEASE_Q2_0';
+          };
+          either = [{ end: offset + up(size), apply: () => {} }];
+          if (old !== null) either.push({ end: offset + up(old), apply: mark });
+          info.q2.mark = mark;
+        }
+      }
+      tensors.push(info);
       tensorSpans.push([start, p]);
     }
     const dataOffset = Math.ceil(p / alignment) * alignment;
+    const last = tensors[tensors.length - 1];
+    if (last?.q2) {
+      // The last tensor's layout from what the file holds after its start (padding included).
+      const room = BigInt(bytes.length - dataOffset - last.offset);
+      const { size, old } = last.q2;
+      if (room < size && old !== null && room >= old && room <= up(old)) last.q2.mark();
+    }
     const data = [];
     for (const t of tensors) {
+      delete t.q2;
+      if (t.byteLength === null) {
+        // unknown size: at least a byte of it must be in the file when it has elements
+        if (dataOffset + t.offset + (t.nElements > 0 ? 1 : 0) > bytes.length) throw new Refusal('data past the end');
+        data.push(null);
+        continue;
+      }
       if (dataOffset + t.offset + t.byteLength > bytes.length) throw new Refusal('data past the end');
-      data.push(bytes.slice(dataOffset + t.offset, dataOffset + t.offset + t.byteLength));
+      data.push(t.unreadable ? null : bytes.slice(dataOffset + t.offset, dataOffset + t.offset + t.byteLength));
     }
     return { version, alignment, dataOffset, littleEndian: little, kv, tensors, data, marks, kvSpans, tensorSpans };
   } catch (e) {

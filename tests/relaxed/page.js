@@ -5,7 +5,7 @@
 // bit); on random blocks, on edge codes and on non-finite scales. ?bench=1 instead times the
 // Q4_0 . Q8_0 matvec, relaxed against simd128. The result goes to window.result (and with ?post=1,
 // in a POST to /result).
-import { init } from '../../js/index.js';
+import { init, CODEC_TYPES, typeInfo } from '../../js/index.js';
 import { relaxedProbeThrough } from '../../js/loader.js';
 
 const params = new URLSearchParams(location.search);
@@ -266,10 +266,63 @@ async function check() {
       }
     }
   }
+  const quantized = await checkQuantize(bq, failures);
   const auto = (await init()).backend;
   // The build's own probe export (what runtimes that cannot compile the probe module use).
   const probeThrough = relaxedProbeThrough(/** @type {any} */ ({ exports: bq.exports }));
-  return { backend: bq.backend, auto, probeThrough, kernels, checks, failures };
+  return { backend: bq.backend, auto, probeThrough, kernels, checks, quantized, failures };
+}
+
+/** Bits of a float32 as a number (NaN payloads survive Float32Array stores). */
+const f32 = (/** @type {number} */ u) => new Float32Array(new Uint32Array([u >>> 0]).buffer)[0];
+
+/**
+ * The relaxed build's quantizers (clang 19) against the simd128 build's (emcc), which the Node
+ * suite checks against ggml itself: every type, with and without importance weights, on rows of
+ * normal values, outliers, zeros, tiny and huge values, NaN with payloads, Inf. Byte for byte.
+ * Returns the number of type and mode pairs compared.
+ * @param {any} relaxed
+ * @param {string[]} failures
+ */
+async function checkQuantize(relaxed, failures) {
+  const simd = await init({ backend: 'simd128' });
+  const r = rng(SEED + 7);
+  const cols = 512,
+    kinds = 12;
+  const x = new Float32Array(kinds * cols);
+  for (let i = 0; i < kinds; i++)
+    for (let j = 0; j < cols; j++) {
+      const g = (r() - 0.5) * 4;
+      x[i * cols + j] = [
+        g,
+        g * (j % 37 === 5 ? 40 : 1),
+        0,
+        g * 1e-9,
+        g * 1e-40,
+        g * 1e6,
+        j % 5 ? g : f32(0x7fc00001 + j),
+        f32(0x7fc00001),
+        j % 9 ? g : f32(0xff800001 + j),
+        j === 3 ? Infinity : g,
+        j % 2 ? Infinity : -Infinity,
+        ((j % 8) - 4) * 0.5,
+      ][i];
+    }
+  const w = new Float32Array(cols).map((_, j) => r() * 10 * (j % 97 === 3 ? 50 : 1));
+  let compared = 0;
+  for (const id of CODEC_TYPES) {
+    const t = typeInfo(id);
+    if (!t.quantize || t.blockSize === 1 || cols % t.blockSize) continue;
+    for (const opts of t.requiresImatrix ? [{ imatrix: w }] : [{ rowLength: cols }, { imatrix: w }]) {
+      const a = relaxed.quantize(t.name, x, opts),
+        b = simd.quantize(t.name, x, opts);
+      compared++;
+      const d = a.findIndex((v, k) => v !== b[k]);
+      if (d >= 0)
+        failures.push(`quantize ${t.name}${opts.imatrix ? ' with an imatrix' : ''}: byte ${d} differs from simd128`);
+    }
+  }
+  return compared;
 }
 
 /** A matvec, rows x 4096 columns (?fmt=: the weight format, Q4_0 by default; its activations are
