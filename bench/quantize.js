@@ -24,8 +24,10 @@ const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 250);
 const ACTIVATIONS = new Set(['q8_1', 'q8_K']);
 
 const bq = await init({ backend: 'simd128' });
+/** BENCH_TYPES=nvfp4,q1_0 times only those types. */
+const ONLY = process.env.BENCH_TYPES ? new Set(process.env.BENCH_TYPES.split(',')) : null;
 const TYPES = CODEC_TYPES.map((id) => ({ id, ...typeInfo(id) })).filter(
-  (t) => t.quantize && t.blockSize > 1 && !ACTIVATIONS.has(t.name),
+  (t) => t.quantize && t.blockSize > 1 && !ACTIVATIONS.has(t.name) && (!ONLY || ONLY.has(t.name)),
 );
 const x = syntheticWeights(ROWS, COLS, 11);
 const w = imatrix(COLS, 0, 12);

@@ -134,21 +134,17 @@ static inline v128_t terms(const bq_k *k, const uint8_t *a, const uint8_t *b, v1
   return wasm_f32x4_mul(wasm_f32x4_mul(dy, scales4(a, 0)), wasm_f32x4_convert_i32x4(s));
 }
 
-/* The reference's one running sum: sumf += each sub-block's term, in order, in acc[0] (acc[1..3]
- * stay 0, so the SIMD lane sum reads acc[0] exactly: a running sum from +0 is never -0). */
+/* The reference's one running sum: sumf += each sub-block's term, in order
+ * (bq_add_lanes_in_order), in acc[0] (acc[1..3] stay 0, so the SIMD lane sum reads acc[0] exactly:
+ * a running sum from +0 is never -0). */
 BQ_DOT_PROTO(nvfp4, q8_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
   const bq_k k = bq_consts();
   const uint8_t *a = x, *b = y;
-  float sumf = acc[0];
-  for (size_t i = 0; i < n / QK; i++, a += XS, b += 2 * YS) {
-    const v128_t t = terms(&k, a, b, sums4(&k, a, b));
-    sumf += wasm_f32x4_extract_lane(t, 0);
-    sumf += wasm_f32x4_extract_lane(t, 1);
-    sumf += wasm_f32x4_extract_lane(t, 2);
-    sumf += wasm_f32x4_extract_lane(t, 3);
-  }
-  acc[0] = sumf;
+  v128_t sumf = wasm_v128_load32_splat(acc);
+  for (size_t i = 0; i < n / QK; i++, a += XS, b += 2 * YS)
+    sumf = bq_add_lanes_in_order(sumf, terms(&k, a, b, sums4(&k, a, b)));
+  wasm_v128_store32_lane(acc, sumf, 0);
   return BQ_OK;
 }
 

@@ -127,33 +127,27 @@ static inline v128_t terms4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
 
 /* The reference's one running sum: sumf += d * sumi block by block, in order, in acc[0] (acc[1..3]
  * stay 0, so the SIMD lane sum reads acc[0] exactly: a running sum from +0 is never -0). The
- * integer sums and the per-block floats take four blocks at a time; a last partial group runs on
- * zero-padded copies and adds only its real blocks' terms. */
+ * integer sums and the per-block floats take four blocks at a time, and the four terms are added
+ * in order (bq_add_lanes_in_order); a last partial group runs on zero-padded copies, its padding's
+ * terms made -0 (bq_keep_lanes). */
 BQ_DOT_PROTO(q1_0, q8_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
   const bq_k k = bq_consts();
   const uint8_t *a = x, *b = y;
   const size_t nb = n / QK;
-  float sumf = acc[0];
+  v128_t sumf = wasm_v128_load32_splat(acc);
   size_t i = 0;
-  for (; i + 4 <= nb; i += 4, a += 4 * XS, b += 4 * NQ8 * YS) {
-    const v128_t t = terms4(&k, a, b);
-    sumf += wasm_f32x4_extract_lane(t, 0);
-    sumf += wasm_f32x4_extract_lane(t, 1);
-    sumf += wasm_f32x4_extract_lane(t, 2);
-    sumf += wasm_f32x4_extract_lane(t, 3);
-  }
+  for (; i + 4 <= nb; i += 4, a += 4 * XS, b += 4 * NQ8 * YS)
+    sumf = bq_add_lanes_in_order(sumf, terms4(&k, a, b));
   if (i < nb) {
     uint8_t ta[4 * XS], tb[4 * NQ8 * YS];
     memset(ta, 0, sizeof ta);
     memset(tb, 0, sizeof tb);
     memcpy(ta, a, (nb - i) * XS);
     memcpy(tb, b, (nb - i) * NQ8 * YS);
-    float t[4];
-    wasm_v128_store(t, terms4(&k, ta, tb));
-    for (size_t j = 0; j < nb - i; j++) sumf += t[j];
+    sumf = bq_add_lanes_in_order(sumf, bq_keep_lanes(terms4(&k, ta, tb), nb - i));
   }
-  acc[0] = sumf;
+  wasm_v128_store32_lane(acc, sumf, 0);
   return BQ_OK;
 }
 

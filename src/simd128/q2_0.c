@@ -126,33 +126,27 @@ static inline v128_t terms4(const bq_k *k, const uint8_t *a, const uint8_t *b) {
 
 /* The reference's one running sum: sumf += d * sumi block by block, in order, in acc[0] (acc[1..3]
  * stay 0, so the SIMD lane sum reads acc[0] exactly: a running sum from +0 is never -0). The
- * integer sums and the per-block floats take four blocks at a time; a last partial group runs on
- * zero-padded copies and adds only its real blocks' terms. */
+ * integer sums and the per-block floats take four blocks at a time, and the four terms are added
+ * in order (bq_add_lanes_in_order); a last partial group runs on zero-padded copies, its padding's
+ * terms made -0 (bq_keep_lanes). */
 BQ_DOT_PROTO(q2_0, q8_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
   const bq_k k = bq_consts();
   const uint8_t *a = x, *b = y;
   const size_t nb = n / QK;
-  float sumf = acc[0];
+  v128_t sumf = wasm_v128_load32_splat(acc);
   size_t i = 0;
-  for (; i + 4 <= nb; i += 4, a += 4 * XS, b += 4 * NQ8 * YS) {
-    const v128_t t = terms4(&k, a, b);
-    sumf += wasm_f32x4_extract_lane(t, 0);
-    sumf += wasm_f32x4_extract_lane(t, 1);
-    sumf += wasm_f32x4_extract_lane(t, 2);
-    sumf += wasm_f32x4_extract_lane(t, 3);
-  }
+  for (; i + 4 <= nb; i += 4, a += 4 * XS, b += 4 * NQ8 * YS)
+    sumf = bq_add_lanes_in_order(sumf, terms4(&k, a, b));
   if (i < nb) {
     uint8_t ta[4 * XS], tb[4 * NQ8 * YS];
     memset(ta, 0, sizeof ta);
     memset(tb, 0, sizeof tb);
     memcpy(ta, a, (nb - i) * XS);
     memcpy(tb, b, (nb - i) * NQ8 * YS);
-    float t[4];
-    wasm_v128_store(t, terms4(&k, ta, tb));
-    for (size_t j = 0; j < nb - i; j++) sumf += t[j];
+    sumf = bq_add_lanes_in_order(sumf, bq_keep_lanes(terms4(&k, ta, tb), nb - i));
   }
-  acc[0] = sumf;
+  wasm_v128_store32_lane(acc, sumf, 0);
   return BQ_OK;
 }
 
@@ -251,24 +245,18 @@ BQ_MATVEC_PROTO(q2_0, q8_0, __simd128) {
   }
   const bq_k k = bq_consts();
   for (size_t r = 0; r < rows; r++, wr += rb) {
-    float sumf = 0.0f;
+    v128_t sumf = wasm_f32x4_splat(0.0f);
     size_t i = 0;
-    for (; i + 4 <= nb; i += 4) {
-      const v128_t t = pterms4(&k, wr + i * XS, &p, i, nbp);
-      sumf += wasm_f32x4_extract_lane(t, 0);
-      sumf += wasm_f32x4_extract_lane(t, 1);
-      sumf += wasm_f32x4_extract_lane(t, 2);
-      sumf += wasm_f32x4_extract_lane(t, 3);
-    }
+    for (; i + 4 <= nb; i += 4)
+      sumf = bq_add_lanes_in_order(sumf, pterms4(&k, wr + i * XS, &p, i, nbp));
     if (i < nb) {
       uint8_t ta[4 * XS];
       memset(ta, 0, sizeof ta);
       memcpy(ta, wr + i * XS, (nb - i) * XS);
-      float t[4];
-      wasm_v128_store(t, pterms4(&k, ta, &p, i, nbp));
-      for (size_t j = 0; j < nb - i; j++) sumf += t[j];
+      sumf = bq_add_lanes_in_order(sumf, bq_keep_lanes(pterms4(&k, ta, &p, i, nbp), nb - i));
     }
-    y[r] = sumf; /* the dot's state sum of (sumf, 0, 0, 0): sumf, never -0 */
+    /* the dot's state sum of (sumf, 0, 0, 0): sumf, never -0 */
+    wasm_v128_store32_lane(y + r, sumf, 0);
   }
   return BQ_OK;
 }
@@ -292,15 +280,17 @@ static inline v128_t codes4(v128_t v) {
  * c0 | c1 << 8 | c2 << 16 | c3 << 24 folded to c0 | c1 << 2 | c2 << 4 | c3 << 6 in its low byte. */
 BQ_QUANTIZE_PROTO(q2_0, __simd128) {
   if (n % QK) return BQ_EINVAL;
+  const bq_k k = bq_consts();
   uint8_t *out = y;
   for (size_t i = 0; i < n / QK; i++, x += QK, out += XS) {
     v128_t m = wasm_f32x4_splat(0.0f);
     for (int j = 0; j < QK; j += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(x + j)));
     m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
     m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
-    const float amax = wasm_f32x4_extract_lane(m, 0);
-    const v128_t id = wasm_f32x4_splat(amax > 0.0f ? 1.0f / amax : 0.0f);
-    bq_wr16(out, bq_fp32_to_fp16(amax));
+    /* m: the max in every lane; id = 1 / m, or 0 where m is 0 (m is never negative or NaN) */
+    const v128_t id = wasm_v128_andnot(wasm_f32x4_div(wasm_f32x4_splat(1.0f), m),
+                                       wasm_f32x4_eq(m, wasm_f32x4_splat(0.0f)));
+    wasm_v128_store16_lane(out, bq_f2h_x4(&k, m), 0);
     v128_t packed[4];
     for (int g = 0; g < 4; g++) {
       const float *xg = x + 16 * g;
