@@ -3,7 +3,9 @@
  *
  * An element is d or -d: -d is d with its sign bit flipped, so a decoded group of four is the
  * splat d XOR four sign flips, looked up by the group's nibble of bits (flips[], below), bit for
- * bit the reference's d or -d, NaN payloads included. */
+ * bit the reference's d or -d, NaN payloads included. (Building the flips in lanes instead, the
+ * word of bits times {8, 4, 2, 1} and shifted to the sign bit, ran 0.35-0.6x as fast as the
+ * lookup, dequantize and f32 dot alike, alternating rounds in Node 20.) */
 #include "../generic.h"
 #include "simd.h"
 

@@ -178,17 +178,34 @@ static int prepare(const uint8_t *x, size_t nb, q2_prep *p) {
       continue;
     }
     const uint8_t *b = x + NQ8 * i * YS;
-    for (int h = 0; h < NQ8; h++) {
-      int32_t s = 0;
-      for (int j = 0; j < BQ_BLK_q8_0; j++) {
-        const int e = h * BQ_BLK_q8_0 + j; /* element of the block: plane e % 4, position e / 4 */
-        q[16 * (e % 4) + e / 4] = (int8_t)b[h * YS + YQS + j];
-        s += (int8_t)b[h * YS + YQS + j];
-      }
-      sum[h * nbp + i] = s;
+    /* The block's 64 codes in four vectors of 16, each regrouped by plane (bytes 4l..4l+3: its
+     * elements 4j + l), then a 4x4 transpose of the 32-bit groups: plane l, positions 0..15. */
+    const v128_t by_plane = wasm_i8x16_const(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    v128_t v[4];
+    for (int k = 0; k < 4; k++)
+      v[k] = wasm_i8x16_swizzle(wasm_v128_load(b + (k / 2) * YS + YQS + 16 * (k % 2)), by_plane);
+    const v128_t t01l = wasm_i32x4_shuffle(v[0], v[1], 0, 4, 1, 5);
+    const v128_t t23l = wasm_i32x4_shuffle(v[2], v[3], 0, 4, 1, 5);
+    const v128_t t01h = wasm_i32x4_shuffle(v[0], v[1], 2, 6, 3, 7);
+    const v128_t t23h = wasm_i32x4_shuffle(v[2], v[3], 2, 6, 3, 7);
+    const v128_t planes[4] = {
+        wasm_i64x2_shuffle(t01l, t23l, 0, 2), wasm_i64x2_shuffle(t01l, t23l, 1, 3),
+        wasm_i64x2_shuffle(t01h, t23h, 0, 2), wasm_i64x2_shuffle(t01h, t23h, 1, 3)};
+    for (int l = 0; l < 4; l++) {
+      wasm_v128_store(q + 16 * l, wasm_i16x8_extend_low_i8x16(planes[l]));
+      wasm_v128_store(q + 16 * l + 8, wasm_i16x8_extend_high_i8x16(planes[l]));
     }
-    d0[i] = bq_h2f(bq_rd16(b));
-    d1[i] = bq_h2f(bq_rd16(b + YS));
+    /* the code sum of each Q8_0 block: v[0], v[1] are the first's, v[2], v[3] the second's */
+    for (int h = 0; h < NQ8; h++) {
+      const v128_t s = wasm_i32x4_extadd_pairwise_i16x8(
+          wasm_i16x8_add(wasm_i16x8_extadd_pairwise_i8x16(v[2 * h]),
+                         wasm_i16x8_extadd_pairwise_i8x16(v[2 * h + 1])));
+      const v128_t s2 = wasm_i32x4_add(s, wasm_i32x4_shuffle(s, s, 2, 3, 0, 1));
+      wasm_v128_store32_lane(sum + h * nbp + i,
+                             wasm_i32x4_add(s2, wasm_i32x4_shuffle(s2, s2, 1, 0, 3, 2)), 0);
+    }
+    d0[i] = bq_h2f_fast(bq_rd16(b));
+    d1[i] = bq_h2f_fast(bq_rd16(b + YS));
   }
   p->q = bq_prep_q;
   p->sum = sum;
