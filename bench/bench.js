@@ -664,6 +664,21 @@ for (const [t, a] of [
     8,
   ]);
 }
+// The newest types (NVFP4, Q1_0, Q2_0): their decoders at memory speed, their matvecs (ggml's float
+// order, so equal to llama.cpp's to the bit) well ahead of llama.cpp's wasm, which runs ggml's
+// generic C for them.
+for (const t of ['nvfp4', 'q1_0', 'q2_0']) {
+  checks.push([
+    `dequantize ${t} simd128 >= 0.8x ceiling at ${BIG}`,
+    ratio('dequantize', t, 'simd128', 'ceiling', BIG),
+    0.8,
+  ]);
+  checks.push([
+    `matvec ${t}.q8_0 (${COLS} cols) simd128 >= 3x ${PEER} at ${BIG}`,
+    ratio('matvec', `${t}.q8_0`, 'simd128', PEER, BIG),
+    3,
+  ]);
+}
 // Issue 15: the resident-weight API keeps the raw kernel's speed (activations quantized per call),
 // as paired calls against the kernel on the handle's own bytes (pairedRatio).
 for (const [t, a] of PAIRS)
