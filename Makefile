@@ -175,10 +175,10 @@ test-package: all types | test-deps ## The packed tarball installed and smoke-te
 
 # The test oracle: llama.cpp's prebuilt ggml (the devDependency @node-llama-cpp/linux-x64), driven
 # through a small native program (tests/lib/ggml.js runs it).
-ORACLE := build/oracle/ggml-oracle
-oracle: $(ORACLE) ## The ggml oracle the tests and the benchmark compare against (llama.cpp's own libggml)
+ORACLE := build/oracle/ggml-oracle build/oracle/llama-oracle
+oracle: $(ORACLE) ## The oracles the tests and the benchmark compare against (llama.cpp's own libggml and libllama)
 
-$(ORACLE): tests/oracle/ggml-oracle.c | dev-deps
+build/oracle/%: tests/oracle/%.c | dev-deps
 	@mkdir -p build/oracle
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $< -ldl -o $@
 

@@ -23,7 +23,7 @@ BQ_KQ_INLINE v128_t rterms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_k
 
 BQ_DOT_PROTO(q4_K, q8_K, __relaxed) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dot(x, y, n / QK_K, XS, acc, rterms);
+  bq_kq_dot(x, y, n / QK_K, XS, acc, rterms, bq_q4_K_dot_q8_K__ref);
   return BQ_OK;
 }
 
@@ -34,7 +34,7 @@ BQ_MATVEC_PROTO(q4_K, q8_K, __relaxed) {
   const uint8_t *wr = w;
   for (size_t r = 0; r < rows; r++) {
     float acc[BQ_ACC_LANES] = {0};
-    bq_kq_dot(wr, x, nb, XS, acc, rterms);
+    bq_kq_dot(wr, x, nb, XS, acc, rterms, bq_q4_K_dot_q8_K__ref);
     y[r] = bq_acc_sum__simd128(acc);
     wr += nb * XS;
   }

@@ -3,9 +3,11 @@
  *
  * Dot state: each super-block adds one vector of four float terms to acc[0..3] (the other
  * BQ_ACC_LANES stay zero), so a dot cut at super-block boundaries equals the uncut one bit for bit,
- * and a matvec row, built from the same terms from a zero state, equals the dot of that row. The
- * integer parts are exact: a lane holds at most 2 * 63 * 15 * 127 * 32 < 2^24 (Q4_K) or
- * 2 * 63 * 31 * 127 * 32 < 2^24 (Q5_K: 15.9M), so converting them to float is exact too. */
+ * and a matvec row, built from the same terms from a zero state, equals the dot of that row. A
+ * call that leaves the state not all finite (an Inf or NaN scale) is redone by the reference
+ * (bq_kq_redo), so NaN, +Inf and -Inf come out where ggml's do. The integer parts are exact: a lane
+ * holds at most 2 * 63 * 15 * 127 * 32 < 2^24 (Q4_K) or 2 * 63 * 31 * 127 * 32 < 2^24
+ * (Q5_K: 15.9M), so converting them to float is exact too. */
 #ifndef BQ_SIMD_KQ45_H
 #define BQ_SIMD_KQ45_H
 
@@ -231,8 +233,32 @@ BQ_KQ_INLINE void bq_kq_dot_f32(const uint8_t *p, const float *v, size_t nb, siz
   wasm_v128_store(acc, sum);
 }
 
+/* The reference dot of a pair (bq_<t>_dot_q8_K__ref). */
+typedef int (*bq_kq_ref_fn)(const void *x, const void *y, size_t n, float *acc);
+
+/* Whether every lane of v is finite. */
+BQ_KQ_INLINE int bq_kq_finite(v128_t v) {
+  return wasm_i32x4_all_true(wasm_f32x4_lt(wasm_f32x4_abs(v), wasm_f32x4_splat(INFINITY)));
+}
+
+/* A dot call whose state comes out not all finite: where a scale product is Inf or NaN, ggml's
+ * result is NaN or an infinity depending on which of its own integer sums are 0 and on their
+ * signs (it multiplies eight lanes of its own split, and the mins once by their total), which four
+ * lanes of another split cannot tell. So the call's part (n elements at x, y) is redone by the
+ * reference, in ggml's order, and the state becomes one lane: the lane sum of the state the call
+ * started from plus that part, zeros after. A dot cut anywhere then ends in the same state as the
+ * uncut one up to a NaN's bits, and every later call of a non-finite state takes this path too.
+ * The test is one per call, after the loop. */
+__attribute__((noinline, cold)) static v128_t bq_kq_redo(const float *from, const uint8_t *x,
+                                                         const uint8_t *y, size_t n,
+                                                         bq_kq_ref_fn ref) {
+  float part[BQ_ACC_LANES] = {0};
+  ref(x, y, n, part);
+  return wasm_f32x4_make(bq_acc_sum__simd128(from) + bq_acc_sum__ref(part), 0.0f, 0.0f, 0.0f);
+}
+
 BQ_KQ_INLINE void bq_kq_dot(const uint8_t *p, const uint8_t *b, size_t nb, size_t xs, float *acc,
-                            bq_kq_terms_fn terms) {
+                            bq_kq_terms_fn terms, bq_kq_ref_fn ref) {
   const bq_k k = bq_consts();
   const bq_kq c = bq_kq_consts();
   v128_t sum = wasm_v128_load(acc);
@@ -242,7 +268,21 @@ BQ_KQ_INLINE void bq_kq_dot(const uint8_t *p, const uint8_t *b, size_t nb, size_
     const bq_kq_act act = {(const int8_t *)(b + offsetof(block_q8_K, qs)), NULL};
     sum = wasm_f32x4_add(sum, terms(&k, &c, p, act, yd, b + offsetof(block_q8_K, bsums)));
   }
+  /* acc still holds the state the call started from */
+  if (!bq_kq_finite(sum))
+    sum = bq_kq_redo(acc, p - nb * xs, b - nb * sizeof(block_q8_K), nb * QK_K, ref);
   wasm_v128_store(acc, sum);
+}
+
+/* A matvec row as the dot kernel computes it, for a row whose terms are not all finite (the dot
+ * redoes it by the reference, bq_kq_redo), so the row still equals the dot. */
+__attribute__((noinline, cold)) static float bq_kq_row_dot(const uint8_t *w, const uint8_t *x,
+                                                           size_t cols,
+                                                           int (*dot)(const void *, const void *,
+                                                                      size_t, float *)) {
+  float acc[BQ_ACC_LANES] = {0};
+  dot(w, x, cols, acc);
+  return bq_acc_sum__simd128(acc);
 }
 
 /* y[r] = the dot of row r, from the same terms on activations prepared once; plain dots when the
@@ -270,7 +310,7 @@ BQ_KQ_INLINE int bq_kq_matvec(const uint8_t *w, size_t rows, size_t cols, const 
       const bq_kq_act act = {NULL, pr.q + i * QK_K};
       sum = wasm_f32x4_add(sum, terms(&k, &c, w, act, pr.d[i], b));
     }
-    y[r] = bq_kq_row_sum(sum);
+    y[r] = bq_kq_finite(sum) ? bq_kq_row_sum(sum) : bq_kq_row_dot(w - nb * xs, x, cols, dot);
   }
   return BQ_OK;
 }

@@ -141,38 +141,87 @@ BQ_MATVEC_PROTO(mxfp4, q8_0, __simd128) {
                             bq_mxfp4_dot_q8_0__simd128);
 }
 
-/* The reference's shared exponent, floor((float)log2(amax)) - 2 + 127, without the log2 where the
- * exponent field gives it: for a normal amax = m * 2^k (m in [1, 2)), log2 is k + log2(m), and
- * unless m is within 2^-15 of 2, k + log2(m) is more than 2^-17 below k + 1, farther than the half
- * ulp of any float below 128 (2^-18), so it rounds to a float below k + 1 and the floor is k. Zero,
- * subnormal, Inf and near-2 mantissas take the reference's formula. */
-static inline uint8_t shared_exponent(float amax) {
-  const uint32_t u = bq_bits(amax);
-  const uint32_t k = u >> 23;
-  if (k - 1 < 254 && (u & 0x7FFFFF) < 0x7FFF00) return (uint8_t)(k - 2);
-  return amax > 0 ? bq_cvt_u8(floorf((float)log2((double)amax)) - 2 + 127) : 0;
+/* The shared exponents of four blocks from their maxima (one per lane): floor((float)log2(amax)) -
+ * 2 + 127 as the reference computes it, without the log2 where the exponent field gives it. For a
+ * normal amax = m * 2^k (m in [1, 2)), log2 is k + log2(m), and unless m is within 2^-15 of 2,
+ * k + log2(m) is more than 2^-17 below k + 1, farther than the half ulp of any float below 128
+ * (2^-18), so it rounds to a float below k + 1 and the floor is k: the byte is the biased exponent
+ * minus 2 (mod 256, as the reference's conversion keeps it). A zero maximum gives 0. Subnormal, Inf
+ * and near-2 maxima (rare) take the reference's formula, out of line. */
+__attribute__((noinline)) static v128_t exponents_slow(v128_t amax) {
+  float a[4];
+  int32_t e[4];
+  wasm_v128_store(a, amax);
+  for (int b = 0; b < 4; b++)
+    e[b] = a[b] > 0 ? bq_cvt_u8(floorf((float)log2((double)a[b])) - 2 + 127) : 0;
+  return wasm_v128_load(e);
 }
 
-/* Quantize: max |x| over the values that are not NaN (the reference's amax < |x| never takes a
- * NaN, and the lanes' maxima combine in any order), the shared exponent from it exactly as the
- * reference, then the codes of each value. */
+static inline v128_t exponents(v128_t amax) {
+  const v128_t k = wasm_u32x4_shr(amax, 23), man = wasm_v128_and(amax, wasm_i32x4_splat(0x7FFFFF));
+  const v128_t zero = wasm_i32x4_eq(amax, wasm_i32x4_splat(0));
+  const v128_t fast = wasm_v128_or(
+      zero,
+      wasm_v128_and(wasm_u32x4_lt(wasm_i32x4_sub(k, wasm_i32x4_splat(1)), wasm_i32x4_splat(254)),
+                    wasm_u32x4_lt(man, wasm_i32x4_splat(0x7FFF00))));
+  if (!wasm_i32x4_all_true(fast)) return exponents_slow(amax);
+  /* the byte, as the reference's conversion keeps it: k = 1 gives -1, that is 255 */
+  return wasm_v128_andnot(
+      wasm_v128_and(wasm_i32x4_sub(k, wasm_i32x4_splat(2)), wasm_i32x4_splat(255)), zero);
+}
+
+/* bq_e8m0_half of four exponents: 2^(e - 128) (e = 0, 1: the subnormals 2^-128, 2^-127). */
+static inline v128_t e8m0_half_x4(v128_t e) {
+  const v128_t sub = wasm_v128_bitselect(wasm_i32x4_splat(0x00400000), wasm_i32x4_splat(0x00200000),
+                                         wasm_i32x4_eq(e, wasm_i32x4_splat(1)));
+  return wasm_v128_bitselect(sub, wasm_i32x4_shl(wasm_i32x4_sub(e, wasm_i32x4_splat(1)), 23),
+                             wasm_i32x4_lt(e, wasm_i32x4_splat(2)));
+}
+
+/* max |x| of a block over the values that are not NaN (the reference's amax < |x| never takes a
+ * NaN; pmax keeps its first operand against a NaN, and the lanes' maxima combine in any order). */
+static inline v128_t block_max(const float *xb) {
+  v128_t m = wasm_f32x4_splat(0.0f);
+  for (int j = 0; j < BQ_BLK_mxfp4; j += 4)
+    m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(xb + j)));
+  return m;
+}
+
+/* Four blocks at x into out (4 * 17 bytes): their maxima reduced into one vector, the exponents and
+ * scales of all four at once, then each block's codes against its own scale. */
+static inline void quantize4(const float *x, uint8_t *out) {
+  const v128_t amax =
+      bq_hmax4_f32(block_max(x), block_max(x + 32), block_max(x + 64), block_max(x + 96));
+  const v128_t e = exponents(amax), d = e8m0_half_x4(e);
+  const v128_t d4[4] = {BQ_LANE(d, 0), BQ_LANE(d, 1), BQ_LANE(d, 2), BQ_LANE(d, 3)};
+  for (int b = 0; b < 4; b++) {
+    v128_t c[8];
+    for (int k = 0; k < 8; k++)
+      c[k] = wasm_f32x4_mul(wasm_f32x4_splat((float)bq_kvalues_mxfp4[k]), d4[b]);
+    const float *xb = x + 32 * b;
+    uint8_t *o = out + b * sizeof(block_mxfp4);
+    const v128_t lo = bq_fp4_codes16(c, xb), hi = bq_fp4_codes16(c, xb + 16);
+    wasm_v128_store(o + XQS, wasm_v128_or(lo, wasm_i8x16_shl(hi, 4)));
+  }
+  wasm_v128_store8_lane(out + XE, e, 0);
+  wasm_v128_store8_lane(out + sizeof(block_mxfp4) + XE, e, 4);
+  wasm_v128_store8_lane(out + 2 * sizeof(block_mxfp4) + XE, e, 8);
+  wasm_v128_store8_lane(out + 3 * sizeof(block_mxfp4) + XE, e, 12);
+}
+
+/* Quantize, four blocks at a time; the last one to three blocks through a zero-padded copy. */
 BQ_QUANTIZE_PROTO(mxfp4, __simd128) {
   if (n % BQ_BLK_mxfp4) return BQ_EINVAL;
-  for (size_t i = 0; i < n / BQ_BLK_mxfp4; i++) {
-    const float *xb = x + BQ_BLK_mxfp4 * i;
-    uint8_t *out = (uint8_t *)y + i * sizeof(block_mxfp4);
-    v128_t m = wasm_f32x4_splat(0.0f);
-    for (int j = 0; j < BQ_BLK_mxfp4; j += 4)
-      m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(xb + j)));
-    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
-    m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
-    const uint8_t e = shared_exponent(wasm_f32x4_extract_lane(m, 0));
-    const float d = bq_e8m0_half(e);
-    v128_t c[8];
-    for (int k = 0; k < 8; k++) c[k] = wasm_f32x4_splat((float)bq_kvalues_mxfp4[k] * d);
-    const v128_t lo = bq_fp4_codes16(c, xb), hi = bq_fp4_codes16(c, xb + 16);
-    out[XE] = e;
-    wasm_v128_store(out + XQS, wasm_v128_or(lo, wasm_i8x16_shl(hi, 4)));
+  const size_t nb = n / BQ_BLK_mxfp4;
+  uint8_t *out = y;
+  size_t i = 0;
+  for (; i + 4 <= nb; i += 4) quantize4(x + BQ_BLK_mxfp4 * i, out + i * sizeof(block_mxfp4));
+  if (i < nb) {
+    float t[4 * BQ_BLK_mxfp4] = {0};
+    uint8_t q[4 * sizeof(block_mxfp4)];
+    memcpy(t, x + BQ_BLK_mxfp4 * i, (nb - i) * BQ_BLK_mxfp4 * sizeof(float));
+    quantize4(t, q);
+    memcpy(out + i * sizeof(block_mxfp4), q, (nb - i) * sizeof(block_mxfp4));
   }
   return BQ_OK;
 }

@@ -73,7 +73,7 @@ BQ_KQ_INLINE v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq
 
 BQ_DOT_PROTO(q4_K, q8_K, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
-  bq_kq_dot(x, y, n / QK_K, XS, acc, terms);
+  bq_kq_dot(x, y, n / QK_K, XS, acc, terms, bq_q4_K_dot_q8_K__ref);
   return BQ_OK;
 }
 

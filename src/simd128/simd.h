@@ -41,11 +41,20 @@ static inline void bq_top_bytes_mul(v128_t s, v128_t d, v128_t w[4]) {
                    (a) + 3, -128, -128, -128)
 
 /* The 16 bytes of s as i32 lanes (bytes 0-3 in w[0], ...), converted to float (exact), times d,
- * plus m: the two rounding steps of q * d + m in the reference (q * d itself is exact). */
+ * plus m: the two rounding steps of q * d + m in the reference (q * d itself is exact).
+ * Where both operands of the add are NaN, V8 on x86 returns the first one's, as ggml's q * d + m
+ * does on x86 (addss keeps its first operand's NaN); but clang's reassociation pass puts the splat
+ * m first (it orders commutative operands by rank). An empty asm statement on m hides it from
+ * that pass, so the add is emitted as written, at no cost (the same instructions, m's load
+ * placed later). clang 19 cannot take a v128 asm operand (a backend error), so the threads and
+ * relaxed builds keep m first: their NaN then has m's bits, which WebAssembly leaves open. */
 static inline v128_t bq_low_mul_add(v128_t s, v128_t idx, v128_t d, v128_t m) {
   return wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(s, idx)), d), m);
 }
 static inline void bq_low_bytes_mul_add(v128_t s, v128_t d, v128_t m, v128_t w[4]) {
+#ifdef __EMSCRIPTEN__
+  __asm__("" : "+r"(m));
+#endif
   w[0] = bq_low_mul_add(s, BQ_LOW(0), d, m);
   w[1] = bq_low_mul_add(s, BQ_LOW(4), d, m);
   w[2] = bq_low_mul_add(s, BQ_LOW(8), d, m);

@@ -22,13 +22,25 @@ static inline int bq_tq_has_nan(const float *x) {
   return wasm_v128_any_true(nan);
 }
 
-/* max |x| over 256 values without NaN (fabsf never gives -0, so the lane order is free). */
-static inline float bq_tq_amax(const float *x) {
+/* max |x| over 256 values without NaN, in every lane (fabsf never gives -0, so the lane order is
+ * free). */
+static inline v128_t bq_tq_amax(const float *x) {
   v128_t m = wasm_f32x4_splat(0.0f);
   for (int j = 0; j < QK_K; j += 4) m = wasm_f32x4_max(m, wasm_f32x4_abs(wasm_v128_load(x + j)));
   m = wasm_f32x4_max(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
-  m = wasm_f32x4_max(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
-  return wasm_f32x4_extract_lane(m, 0);
+  return wasm_f32x4_max(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
+}
+
+/* The reference's id = amax != 0 ? 1 / amax : 0, in every lane. */
+static inline v128_t bq_tq_inverse(v128_t amax) {
+  return wasm_v128_and(wasm_f32x4_div(wasm_f32x4_splat(1.0f), amax),
+                       wasm_f32x4_ne(amax, wasm_f32x4_splat(0.0f)));
+}
+
+/* Stores d = fp16(amax) (bq_fp32_to_fp16, as bq_f2h_x4 converts) at p. */
+static inline void bq_tq_store_d(uint8_t *p, v128_t amax) {
+  const bq_k k = bq_consts();
+  wasm_v128_store16_lane(p, bq_f2h_x4(&k, amax), 0);
 }
 
 /* bq_tq_trit(v) for four lanes: lroundf (half away from zero) + 1, or 1 where v is NaN or not
@@ -45,18 +57,14 @@ static inline v128_t bq_tq_trits4(v128_t v) {
 }
 
 /* The trits (0..2) of the 256 values x * id into t, one byte each. */
-static inline void bq_tq_trits(const float *x, float id, uint8_t *t) {
-  const v128_t s = wasm_f32x4_splat(id);
+static inline void bq_tq_trits(const float *x, v128_t id, uint8_t *t) {
   for (int j = 0; j < QK_K; j += 16) {
     v128_t q[4];
     for (int k = 0; k < 4; k++)
-      q[k] = bq_tq_trits4(wasm_f32x4_mul(wasm_v128_load(x + j + 4 * k), s));
+      q[k] = bq_tq_trits4(wasm_f32x4_mul(wasm_v128_load(x + j + 4 * k), id));
     const v128_t lo = wasm_i16x8_narrow_i32x4(q[0], q[1]), hi = wasm_i16x8_narrow_i32x4(q[2], q[3]);
     wasm_v128_store(t + j, wasm_u8x16_narrow_i16x8(lo, hi));
   }
 }
-
-/* The scale of a NaN-free block as the reference computes it: max |x| and its inverse (0 for 0). */
-static inline float bq_tq_inverse(float amax) { return amax != 0 ? 1.0f / amax : 0.0f; }
 
 #endif

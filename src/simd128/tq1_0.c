@@ -39,18 +39,27 @@ BQ_QUANTIZE_PROTO(tq1_0, __simd128) {
       bq_tq1_0_quantize__ref(xb, out, QK_K);
       continue;
     }
-    const float amax = bq_tq_amax(xb);
+    const v128_t amax = bq_tq_amax(xb);
     uint8_t t[QK_K] __attribute__((aligned(16)));
     bq_tq_trits(xb, bq_tq_inverse(amax), t);
     uint8_t *qs = out + offsetof(block_tq1_0, qs), *qh = out + offsetof(block_tq1_0, qh);
     for (int m = 0; m < 32; m += 8) put8(qs + m, base3(t + m, 32));            /* 0..159 */
     for (int m = 0; m < 16; m += 8) put8(qs + 32 + m, base3(t + 160 + m, 16)); /* 160..239 */
-    /* qh[j]: elements 240 + j, 244 + j, 248 + j, 252 + j, then a zero fifth trit. */
-    for (int j = 0; j < 4; j++) {
-      const int v = (((t[240 + j] * 3 + t[244 + j]) * 3 + t[248 + j]) * 3 + t[252 + j]) * 3;
-      qh[j] = (uint8_t)((v * 256 + 242) / 243);
-    }
-    bq_wr16(out + offsetof(block_tq1_0, d), bq_fp32_to_fp16(amax));
+    /* qh[j]: elements 240 + j, 244 + j, 248 + j, 252 + j (the four i32 quarters of t[240..255]),
+     * then a zero fifth trit. */
+    const v128_t r = wasm_v128_load(t + 240);
+    const v128_t a = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(r)),
+                 b = wasm_u32x4_extend_high_u16x8(wasm_u16x8_extend_low_u8x16(r)),
+                 c = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_high_u8x16(r)),
+                 d = wasm_u32x4_extend_high_u16x8(wasm_u16x8_extend_high_u8x16(r));
+    const v128_t three = wasm_i32x4_splat(3);
+    v128_t v = wasm_i32x4_add(wasm_i32x4_mul(a, three), b);
+    v = wasm_i32x4_add(wasm_i32x4_mul(v, three), c);
+    v = wasm_i32x4_mul(wasm_i32x4_add(wasm_i32x4_mul(v, three), d), three);
+    const v128_t q = ceil243(v);
+    const v128_t q16 = wasm_i16x8_narrow_i32x4(q, q);
+    wasm_v128_store32_lane(qh, wasm_u8x16_narrow_i16x8(q16, q16), 0);
+    bq_tq_store_d(out + offsetof(block_tq1_0, d), amax);
   }
   return BQ_OK;
 }

@@ -12,7 +12,7 @@ BQ_QUANTIZE_PROTO(tq2_0, __simd128) {
       bq_tq2_0_quantize__ref(xb, out, QK_K);
       continue;
     }
-    const float amax = bq_tq_amax(xb);
+    const v128_t amax = bq_tq_amax(xb);
     uint8_t t[QK_K] __attribute__((aligned(16)));
     bq_tq_trits(xb, bq_tq_inverse(amax), t);
     for (int h = 0; h < 2; h++)
@@ -24,7 +24,7 @@ BQ_QUANTIZE_PROTO(tq2_0, __simd128) {
         b = wasm_v128_or(b, wasm_i8x16_shl(wasm_v128_load(r + 96), 6));
         wasm_v128_store(out + offsetof(block_tq2_0, qs) + 32 * h + j, b);
       }
-    bq_wr16(out + offsetof(block_tq2_0, d), bq_fp32_to_fp16(amax));
+    bq_tq_store_d(out + offsetof(block_tq2_0, d), amax);
   }
   return BQ_OK;
 }

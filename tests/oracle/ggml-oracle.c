@@ -11,7 +11,9 @@
  *                                             (absent ids have blck 0), then "ok"
  *   quantize TYPE NROWS NPERROW IN OUT [IMAT] ggml_quantize_chunk(TYPE, IN, OUT, 0, NROWS,
  *                                             NPERROW, IMAT or NULL); "ok BYTES"
- *   dequantize TYPE N IN OUT                  the type's to_float over N values; "ok"
+ *   dequantize TYPE N IN OUT                  the type's to_float over N values, or, for a
+ *                                             type whose traits have none (Q8_K), the
+ *                                             library's dequantize_row_<name>; "ok"
  *   dot TYPE N X Y                            the CPU backend's vec_dot (generic C build) of N
  *                                             values of TYPE with its vec_dot type; "ok HEXBITS"
  *   tables TYPE PREFIX                        ggml_quantize_init(TYPE), then the grid search
@@ -272,11 +274,17 @@ int main(int argc, char **argv) {
       size_t len;
       void *q = read_file(argv2[3], &len);
       const struct type_traits *tt = get_traits(type);
-      if (!q || len != row_bytes(type, count) || !tt->to_float) {
+      to_float_t to_float = tt->to_float;
+      if (!to_float) {
+        char name[64];
+        snprintf(name, sizeof name, "dequantize_row_%s", tt->type_name);
+        to_float = (to_float_t)dlsym(base, name);
+      }
+      if (!q || len != row_bytes(type, count) || !to_float) {
         printf("error bad input\n");
       } else {
         float *y = malloc(4 * (size_t)count + 4);
-        tt->to_float(q, y, count);
+        to_float(q, y, count);
         printf(write_file(argv2[4], y, 4 * (size_t)count) ? "error write\n" : "ok\n");
         free(y);
       }
