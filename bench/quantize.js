@@ -24,7 +24,7 @@ const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 250);
 const ACTIVATIONS = new Set(['q8_1', 'q8_K']);
 
 const bq = await init({ backend: 'simd128' });
-/** BENCH_TYPES=nvfp4,q1_0 times only those types. */
+// BENCH_TYPES=iq4_nl,iq3_s: only those types.
 const ONLY = process.env.BENCH_TYPES ? new Set(process.env.BENCH_TYPES.split(',')) : null;
 const TYPES = CODEC_TYPES.map((id) => ({ id, ...typeInfo(id) })).filter(
   (t) => t.quantize && t.blockSize > 1 && !ACTIVATIONS.has(t.name) && (!ONLY || ONLY.has(t.name)),

@@ -5,7 +5,7 @@ import { GGMLType, CODEC_TYPES, typeId, typeInfo, byteLength } from './types.js'
 import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
 import { readableLength } from './gguf-format.js';
 import { Tensor, TENSOR_TOKEN, WasmHeap, residentAddress } from './tensor.js';
-import { quantizeCall } from './quantize-call.js';
+import { quantizeCall, EDOMAIN, domainError } from './quantize-call.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -183,7 +183,8 @@ export class Codec {
    * @throws {TypeError} unknown/unsupported type, wrong argument types, or a type ggml quantizes
    *   only with importance weights (IQ2_XXS, IQ2_XS, IQ1_S) called without them
    * @throws {RangeError} a rowLength that is not a whole number of blocks or does not divide the
-   *   values, an imatrix of the wrong length or with a non-finite or negative weight, a wrong out length
+   *   values, an imatrix of the wrong length or with a non-finite or negative weight, a wrong out
+   *   length; rows ggml's quantizer aborts on (IQ3_XXS, IQ3_S on some NaN, Inf or overflowing rows)
    */
   quantize(type, values, options) {
     const c = quantizeCall(type, values, options);
@@ -233,7 +234,14 @@ export class Codec {
       for (let r = 0; r < rows; r += chunkRows) {
         const k = Math.min(chunkRows, rows - r);
         new Float32Array(this.#mem.buffer, xp, k * cols).set(x.subarray(r * cols, (r + k) * cols));
-        Codec.#ok(fn(xp, yp, k, cols, imatrix ? base : 0), kernel);
+        const status = fn(xp, yp, k, cols, imatrix ? base : 0);
+        if (status === EDOMAIN) {
+          // Which row: one at a time (their bytes do not depend on each other).
+          let bad = 0;
+          while (bad < k - 1 && fn(xp + bad * cols * 4, yp, 1, cols, imatrix ? base : 0) === 0) bad++;
+          throw domainError(t.name, r + bad);
+        }
+        Codec.#ok(status, kernel);
         y.set(new Uint8Array(this.#mem.buffer, yp, k * rowBytes), r * rowBytes);
       }
     } finally {

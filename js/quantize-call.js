@@ -98,3 +98,21 @@ export function quantizeCall(type, values, options) {
     byRows,
   };
 }
+
+/** The kernel status of an input ggml's quantizer aborts on (BQ_EDOMAIN, src/bq.h). */
+export const EDOMAIN = -3;
+
+/**
+ * The error for rows ggml's quantizer cannot quantize: where ggml_quantize_chunk aborts (the IQ3
+ * grid searches assert they found a point; a NaN, Inf or overflow in a row's search, or a NaN
+ * scale), blockquant refuses instead of writing bytes llama.cpp would never write.
+ * @param {string} name the type
+ * @param {number} row the first row that fails
+ */
+export function domainError(name, row) {
+  const e = new RangeError(
+    `values: row ${row} cannot be quantized to ${name}: ggml's quantizer aborts on it (its search meets a NaN, ` +
+      'an infinity or an overflow), so llama-quantize would stop here too',
+  );
+  return Object.assign(e, { row });
+}

@@ -24,7 +24,7 @@ import { GGMLType, typeId, typeInfo, byteLength } from './types.js';
 import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
-import { quantizeCall } from './quantize-call.js';
+import { quantizeCall, domainError } from './quantize-call.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -623,7 +623,20 @@ export class ThreadedCodec {
             [cols, 0],
             [imatrix ? wp : 0, 0],
           ]);
-          await this.#claimed(yp + align(k * rowBytes), [{ name: c.kernel, total: k, ci: 2, cs: 1, args }]);
+          try {
+            await this.#claimed(yp + align(k * rowBytes), [{ name: c.kernel, total: k, ci: 2, cs: 1, args }]);
+          } catch (e) {
+            if (!/\(status -3\)/.test(String(/** @type {Error} */ (e)?.message))) throw e;
+            // Rows ggml aborts on: the one-thread codec finds the first (the same rows fail there).
+            const part = x.subarray(r * cols, (r + k) * cols);
+            try {
+              this.#codec.quantize(t.id, part, imatrix ? { imatrix } : { rowLength: cols });
+            } catch (d) {
+              const at = /** @type {{ row?: number }} */ (d);
+              throw domainError(t.name, r + (at.row ?? 0));
+            }
+            throw e;
+          }
           y.set(new Uint8Array(this.#mem.buffer, yp, k * rowBytes), r * rowBytes);
         }
         return /** @type {Uint8Array<ArrayBuffer>} */ (y);

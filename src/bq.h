@@ -21,10 +21,16 @@
 #define BQ_EINVAL (-1)
 /* A grid type's quantizer called before its search tables were built (bq_quant_tables_init). */
 #define BQ_ENOTABLES (-2)
+/* Values a grid type's quantizer cannot quantize as ggml does, because ggml aborts on them: its
+ * search asserts that it found a grid point and that a scale is not NaN, which NaN, Inf or
+ * overflowing values (or weights) can break. No GGUF file holds bytes for such input; the output
+ * is left unspecified. */
+#define BQ_EDOMAIN (-3)
 
 /* Floats of dot state: the SIMD128 dots keep 4 lane sums in acc[0..3]; a reference dot keeps its
  * running sum in acc[0] and, where ggml's generic dot carries more float state across blocks (the
- * K-quants' sums[8]), that state in acc[1..]. Unused lanes stay zero. */
+ * K-quants' sums[8]), that state in acc[1..]; F32 . F32's reference keeps ggml's double sum in the
+ * first 8 bytes. Unused lanes stay zero. */
 #define BQ_ACC_LANES 16
 
 /* ggml type ids (src/types.inc). */
@@ -114,7 +120,8 @@ const char *bq_type_field_kind(int type, int i);
 
 /* Sum of a dot-product state, in the fixed order its ISA's kernels assume: the result of most
  * pairs. Read a dot's result with its pair's bq_<t>_dot_<t2>_sum[__<isa>] above, which is this
- * sum except where ggml's dot scales it at the end (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS with Q8_K). */
+ * sum except where ggml's dot scales it at the end (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS with Q8_K) or
+ * sums in double (F32 . F32's reference). */
 float bq_acc_sum(const float *acc);
 float bq_acc_sum__ref(const float *acc);
 #ifdef __wasm_simd128__

@@ -17,9 +17,11 @@
 
 /* A dot state's result, bq_<t>_dot_<t2>_sum__<isa>, is the lane sum of the ISA, bq_acc_sum__<isa>,
  * except for the pairs and ISAs marked here: ggml's dot ends with a scale of its running sum
- * (0.125f * sumf, 0.25f * sumf), so their kernel files define the sum themselves. A marker is
+ * (0.125f * sumf, 0.25f * sumf), or keeps it in double (F32), so their kernel files define the
+ * sum themselves. A marker is
  * BQ_OWN_SUM_<t>_<t2><isa>, defined as "~," (an extra macro argument, which BQ_IF_OWN_SUM tests).
  */
+#define BQ_OWN_SUM_f32_f32__ref ~, /* a double in the state (src/ref/f32.c) */
 #define BQ_OWN_SUM_iq2_xxs_q8_K__ref ~,
 #define BQ_OWN_SUM_iq2_xs_q8_K__ref ~,
 #define BQ_OWN_SUM_iq2_s_q8_K__ref ~,

@@ -1,7 +1,7 @@
 /* The 4-bit non-linear formats IQ4_NL and IQ4_XS, MXFP4 and NVFP4, and the ternary formats TQ1_0
- * and TQ2_0: their value tables, the quantizer helpers IQ4_NL and IQ4_XS share (src/ref/iq4_nl.c),
- * MXFP4's and NVFP4's scale conversions and code search, and the reference kernel prototypes. The
- * block structs are in blocks.h.
+ * and TQ2_0: their value tables and helpers (MXFP4's and NVFP4's scale conversions and code
+ * search among them), and the reference kernel prototypes (the IQ4 quantizers are in
+ * src/imat/iq4.c). The block structs are in blocks.h.
  *
  * IQ4_NL and MXFP4 blocks hold 32 elements, NVFP4 blocks 64 (four sub-blocks of 16), the others
  * super-blocks of QK_K = 256. MXFP4's e is an E8M0 exponent byte, NVFP4's d[4] UE4M3 bytes. */
@@ -108,14 +108,6 @@ static inline int bq_tq1_trit(uint8_t b, int k) {
   static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
   return (uint8_t)(b * pow3[k]) * 3 >> 8;
 }
-
-/* The scale fit of one 32-element sub-block with weights x*x (ggml's quantize_row_iq4_nl_impl for
- * one sub-block, no importance matrix), in ggml's float order. Starts at d = max / kvalues[0]
- * (ntry < 0, the IQ4_NL reference) or -max / kvalues[0] (ntry > 0), writes the codes of that start
- * to L, refines the least-squares d over 2 * ntry + 1 trial scales (none for ntry < 0) without
- * re-deriving L, and returns d. If max |x| < 1e-15 (or x is all NaN) it returns 0, sets *empty and
- * leaves L alone. */
-float bq_iq4_fit(const float *x, int ntry, uint8_t *L, int *empty);
 
 /* 32 elements of 4-bit codes into a 16-entry table, laid out as IQ4_NL, MXFP4 and each IQ4_XS
  * sub-block lay them out (element j < 16: low nibble of qs[j]; j + 16: its high nibble): the values

@@ -13,8 +13,8 @@
 //              in any summation order; the references also see d near FLT_MAX.
 //   f32 dots   blockquant's fused dots with float values: ggml's decoded values times v, added in
 //              element order in float. The same two rules, the terms being the products. (ggml
-//              has no such dot for a quantized type; its F32 . F32 vec_dot, in this generic
-//              build, sums the products in double, which blockquant's F32 . F32 does not.)
+//              has no such dot for a quantized type.) F32 . F32 is ggml's own vec_dot, whose generic
+//              C sums the products in double: it is compared with ggml's result itself.
 //
 // On the simd128 run the threads build (clang-19, SIMD128 and atomics, on a shared memory) is
 // checked too: it has the same kernels, compiled by another compiler. Seeded: BQ_SEED replays.
@@ -409,8 +409,19 @@ for (const { name: build, exports: X } of BUILDS) {
             ? new Uint8Array(new Float32Array(n).map(() => value(r)).buffer)
             : hostileBlocks(t, n / typeInfo(t).blockSize, r, false);
         cases.push({ base, t, q, v: new Float32Array(n).map(() => value(r)) });
+        // And all finite, where the order and width of the sum decide the last bits.
+        const finite = () => (r.next() < 0.95 ? (r.next() < 0.5 ? -1 : 1) * 10 ** (4 * r.next() - 2) : 0);
+        cases.push({
+          base,
+          t,
+          q: t === 'f32' ? new Uint8Array(new Float32Array(n).map(finite).buffer) : q,
+          v: new Float32Array(n).map(finite),
+        });
       }
     const decoded = oracleDecode(cases);
+    // F32 . F32: ggml's vec_dot itself (its generic C adds the products in double).
+    const f32Cases = cases.filter((c) => c.t === 'f32');
+    const f32Want = ggml.dot(f32Cases.map((c) => ({ type: 0, x: c.q, y: new Uint8Array(c.v.buffer), n: c.v.length })));
     const faults = new Faults();
     let checked = 0;
     cases.forEach((c, k) => {
@@ -422,7 +433,7 @@ for (const { name: build, exports: X } of BUILDS) {
         terms[i] = f(w[i] * c.v[i]);
         sum = f(sum + terms[i]);
       }
-      const want = bitsOf(sum),
+      const want = c.t === 'f32' ? f32Want[f32Cases.indexOf(c)] : bitsOf(sum),
         bound = summary(terms);
       for (const v of dots.get(c.base)?.vs ?? []) {
         raw.reset();

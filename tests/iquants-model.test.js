@@ -70,6 +70,18 @@ test('the model reproduces ggml golden-iq4 bit for bit: quantize, dequantize, do
   }
 });
 
+// What GGUF files hold for IQ4_NL: ggml_quantize_chunk's bytes (golden-iq4/chunk/, made by
+// llama.cpp's ggml), which the kernels are compared with below through the model.
+test('the model reproduces ggml_quantize_chunk for IQ4_NL on the golden and edge inputs', () => {
+  const m = JSON.parse(readFileSync(new URL('manifest.json', FIX), 'utf8'));
+  const inputs = [...m.inputs.map((/** @type {any} */ i) => [i.name, i.file]), ['edge', 'edge/edge.f32']];
+  for (const [name, file] of inputs) {
+    const want = bytes(`chunk/${name}.iq4_nl.bin`);
+    assert.equal(firstDiff(M.quantizeChunk('iq4_nl', floats(file)), want), -1, `chunk/${name}.iq4_nl.bin`);
+  }
+  assert.equal(inputs.length, 9);
+});
+
 test('the model reproduces ggml edge vectors (NaN, Inf, subnormal, overflowing scales) bit for bit', () => {
   const x = floats('edge/edge.f32');
   for (const t of TYPES) {
@@ -226,7 +238,7 @@ for (const t of TYPES) {
         ['random bits', new Float32Array(randomBytes(4 * n, r).buffer).map((v) => (Number.isNaN(v) ? NaN : v))],
       ];
       for (const [what, x] of /** @type {[string, Float32Array][]} */ (sets)) {
-        const want = M.quantize(t, x);
+        const want = M.quantizeChunk(t, x);
         for (const v of variants(`bq_${t}_quantize`)) {
           const got = runQuantize(`bq_${t}_quantize${v}`, x, nb * T.bytes);
           assert.equal(

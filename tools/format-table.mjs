@@ -34,7 +34,7 @@ export function formatTable(exports) {
     const pair = t.dot ? typeInfo(t.vecDot).name : '';
     const dots = [...new Set([pair, t.dotF32 ? 'f32' : ''].filter(Boolean))].join(', ') || '-';
     const vec = [
-      simd(`bq_${t.name}_quantize`) && 'quantize',
+      (simd(`bq_${t.name}_quantize`) || simd(`bq_${t.name}_quantize_rows`)) && 'quantize',
       simd(`bq_${t.name}_dequantize`) && 'dequantize',
       t.dot && simd(`bq_${t.name}_dot_${pair}`) && 'dot',
       t.matvec && t.dot && simd(`bq_${t.name}_matvec_${pair}`) && 'matvec',

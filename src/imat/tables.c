@@ -1,10 +1,14 @@
 /* The grid types' quantizer search tables (bq.h: bq_quant_tables_*): which tables a type's
  * quantizer uses, built into memory the caller owns. Each family of tables (src/imat/<family>.c)
  * describes itself with a bq_tables_family (imat.h); this file only finds a type's family. */
-#include "imat.h"
+#include "iq3.h"
 
 static const bq_tables_family *family(int type) {
   switch (type) {
+    case BQ_TYPE_IQ3_XXS:
+      return &bq_iq3xxs_family;
+    case BQ_TYPE_IQ3_S:
+      return &bq_iq3s_family;
     default:
       return NULL;
   }

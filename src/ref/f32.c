@@ -11,12 +11,21 @@ BQ_DEQUANTIZE_PROTO(f32, __ref) {
   return BQ_OK;
 }
 
-/* Sequential sum of x[j] * y[j] in element order. */
+/* ggml's generic ggml_vec_dot_f32: each product x[j] * y[j] in float, added in element order into
+ * a double (ggml_float), rounded to float at the end. The double lives in the first 8 bytes of the
+ * dot state (acc[0..1], zero when the state is), and the pair's own sum rounds it. */
 BQ_DOT_PROTO(f32, f32, __ref) {
   const uint8_t *a = x;
   const float *v = y;
-  float sumf = acc[0];
-  for (size_t j = 0; j < n; j++) sumf += bq_float(bq_rd32(a + 4 * j)) * v[j];
-  acc[0] = sumf;
+  double sumf;
+  memcpy(&sumf, acc, sizeof sumf);
+  for (size_t j = 0; j < n; j++) sumf += (double)(bq_float(bq_rd32(a + 4 * j)) * v[j]);
+  memcpy(acc, &sumf, sizeof sumf);
   return BQ_OK;
+}
+
+BQ_DOT_SUM_PROTO(f32, f32, __ref) {
+  double sumf;
+  memcpy(&sumf, acc, sizeof sumf);
+  return (float)sumf;
 }

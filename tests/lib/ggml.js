@@ -55,7 +55,9 @@ export function run(jobs) {
 const bytes = (a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 /**
- * A quantize job: ggml_quantize_chunk(type, x, dst, 0, rows, cols, imatrix or NULL).
+ * A quantize job: ggml_quantize_chunk(type, x, dst, 0, rows, cols, imatrix or NULL). Its result is
+ * the bytes, or null where ggml aborts on the input (the grid quantizers assert that their search
+ * found a grid point and that a scale is not NaN: NaN, Inf or overflowing values make them fail).
  * @param {number} type ggml type id
  * @param {Float32Array} x rows * cols values
  * @param {number} cols
@@ -71,14 +73,14 @@ export const quantizeJob =
     if (imatrix) writeFileSync(w, bytes(imatrix));
     return {
       cmd: `quantize ${type} ${x.length / cols} ${cols} ${xin} ${out}${imatrix ? ` ${w}` : ''}`,
-      read: () => new Uint8Array(readFileSync(out)),
+      read: (_, answer) => (answer.startsWith('ok abort') ? null : new Uint8Array(readFileSync(out))),
     };
   };
 
 /**
- * ggml_quantize_chunk for each case, in one oracle run.
+ * ggml_quantize_chunk for each case, in one oracle run: its bytes, or null where ggml aborts.
  * @param {{ type: number, x: Float32Array, cols: number, imatrix?: Float32Array | null }[]} cases
- * @returns {Uint8Array[]}
+ * @returns {(Uint8Array | null)[]}
  */
 export function quantize(cases) {
   return run(cases.map((c) => quantizeJob(c.type, c.x, c.cols, c.imatrix)));

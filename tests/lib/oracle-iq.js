@@ -1,5 +1,6 @@
 // An independent JavaScript model of ggml's IQ4_NL, IQ4_XS, MXFP4, TQ1_0 and TQ2_0 reference code
-// (quantize_row_<t>_ref, dequantize_row_<t>, ggml_vec_dot_<t>_<q8_0|q8_K>_generic), written from
+// (quantize_row_<t>_ref, dequantize_row_<t>, ggml_vec_dot_<t>_<q8_0|q8_K>_generic, and
+// quantize_iq4_nl, what ggml_quantize_chunk runs for IQ4_NL without weights), written from
 // IQUANTS.md without looking at src/ or js/ (it imports neither; the fp16 conversion and
 // nearest_int come from the K-quant model, which is just as independent). Float32 arithmetic is
 // modelled with Math.fround after every operation (no fused multiply-add), integer sums are exact.
@@ -142,6 +143,16 @@ function quantIq4nl(x, xo, b, o) {
   for (let j = 0; j < 16; j++) b[o + 2 + j] = L[j] | (L[j + 16] << 4);
 }
 
+/** What ggml_quantize_chunk writes for IQ4_NL without weights (quantize_iq4_nl: ntry = 7): the
+ * searched scale as d, then every code from 1/d in float32 (0 for an empty block: codes of 0 * x,
+ * 8, or 15 for a NaN). */
+function quantIq4nlChunk(x, xo, b, o) {
+  const d = iq4Fit(x, xo, 7, null) ?? 0;
+  wr16(b, o, toHalf(d));
+  const id = d !== 0 ? f(1 / d) : 0; // NaN is true in C
+  for (let j = 0; j < 16; j++) b[o + 2 + j] = bestIndex(f(id * x[xo + j])) | (bestIndex(f(id * x[xo + 16 + j])) << 4);
+}
+
 function quantIq4xs(x, xo, b, o) {
   const scales = new Float32Array(8);
   let amaxScale = 0,
@@ -252,16 +263,28 @@ const QUANT = { iq4_nl: quantIq4nl, iq4_xs: quantIq4xs, mxfp4: quantMxfp4, tq1_0
  * quantize_row_<type>_ref: float32 values (whole blocks) -> new block bytes.
  * @param {string} type one of TYPES
  * @param {Float32Array} x
+ * @param {Record<string, Function>} [quant] the block quantizer of each type
  * @returns {Uint8Array}
  */
-export function quantize(type, x) {
+export function quantize(type, x, quant = QUANT) {
   const t = TYPES[type];
   if (!t) throw new TypeError(`oracle-iq: unknown type ${type}`);
   if (x.length % t.blk) throw new RangeError(`oracle-iq: ${x.length} values is not whole ${type} blocks`);
   const nb = x.length / t.blk;
   const out = new Uint8Array(nb * t.bytes);
-  for (let i = 0; i < nb; i++) QUANT[type](x, i * t.blk, out, i * t.bytes);
+  for (let i = 0; i < nb; i++) quant[type](x, i * t.blk, out, i * t.bytes);
   return out;
+}
+
+/**
+ * What ggml_quantize_chunk writes without weights (what GGUF files hold): quantize_row_<type>_ref,
+ * except for IQ4_NL, whose quantize_iq4_nl runs the 7-try scale search.
+ * @param {string} type one of TYPES
+ * @param {Float32Array} x
+ * @returns {Uint8Array}
+ */
+export function quantizeChunk(type, x) {
+  return quantize(type, x, { ...QUANT, iq4_nl: quantIq4nlChunk });
 }
 
 /** TQ1_0's trit n (0 = most significant) of byte v: the top of (v * 3^n mod 256) * 3. */

@@ -252,15 +252,18 @@ export function vecDot(pair, x, y, n) {
   return { sum, abs };
 }
 
-/** The f32 dot: dequantized weights times values, summed in element order; and sum |products|. */
+/** The f32 dot: dequantized weights times values, summed in element order; and sum |products|.
+ * F32 . F32 is ggml's own vec_dot, whose generic C adds the float products in double and rounds
+ * once at the end; the fused dots of the other types add in float. */
 export function dotF32(type, q, v) {
   const w = dequantize(type, q);
+  const wide = type === 'f32';
   let sum = 0,
     abs = 0;
   for (let i = 0; i < w.length; i++) {
     const p = f(w[i] * v[i]);
-    sum = f(sum + p);
+    sum = wide ? sum + p : f(sum + p);
     abs += Math.abs(p);
   }
-  return { sum, abs };
+  return { sum: f(sum), abs };
 }

@@ -32,6 +32,13 @@ export const ROW_KINDS = [
   ['+-Inf', (r, j) => (j % 2 ? Infinity : -Infinity)],
   ['Inf and NaN', (r, j) => (j % 4 === 0 ? Infinity : j % 4 === 1 ? NaN : r.normal())],
   ['ties', (r, j) => ((j % 8) - 4) * 0.5],
+  // Whole 32-value sub-blocks of zeros between live ones (IQ3_S packs the live sub-blocks' codes
+  // together, ggml's pointers stepping over the skipped ones).
+  ['zero sub-blocks', (r, j) => ((j >> 5) % 3 === 1 ? 0 : r.normal())],
+  // A NaN heading a group of 4 zeros: the IQ3 searches turn its payload into a code (payload 2:
+  // code 2, a grid point), so ggml quantizes the row without weights instead of aborting.
+  ['NaN heading zeros', (r, j) => (j % 32 === 0 ? f32(0x7fc00002) : j % 32 < 4 ? 0 : r.normal())],
+  ['negative NaN among zeros', (r, j) => (j % 64 === 1 ? f32(0xffc00000) : j % 64 < 4 ? 0 : r.normal())],
 ];
 
 /**

@@ -10,7 +10,10 @@
  *                                             "type ID NAME BLCK TYPESIZE REQUIRES_IMATRIX"
  *                                             (absent ids have blck 0), then "ok"
  *   quantize TYPE NROWS NPERROW IN OUT [IMAT] ggml_quantize_chunk(TYPE, IN, OUT, 0, NROWS,
- *                                             NPERROW, IMAT or NULL); "ok BYTES"
+ *                                             NPERROW, IMAT or NULL); "ok BYTES", or, when
+ *                                             ggml aborts on the input (a failed GGML_ASSERT in
+ *                                             a grid quantizer's search, from NaN or overflow),
+ *                                             "ok abort MESSAGE" and no OUT file
  *   dequantize TYPE N IN OUT                  the type's to_float over N values, or, for a
  *                                             type whose traits have none (Q8_K), the
  *                                             library's dequantize_row_<name>; "ok"
@@ -30,11 +33,14 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef void (*to_float_t)(const void *x, float *y, int64_t k);
 typedef void (*from_float_t)(const float *x, void *y, int64_t k);
@@ -200,11 +206,62 @@ static void cmd_tables(int type, const char *prefix) {
     printf("ok %d %d %zu\n", grid_size, map_size, neigh);
 }
 
+/* The quantize command. ggml_quantize_chunk runs in a child process, since ggml aborts on some
+ * inputs (the grid quantizers assert that their search found a point, that a scale is not NaN):
+ * the child writes OUT and exits 0, or dies of SIGABRT after printing ggml's message to stderr,
+ * which a pipe brings back into the answer. The search tables are built here first, once, so that
+ * children inherit them instead of each building its own. */
+static void quantize_chunk_or_abort(int type, const float *x, int64_t nrows, int64_t nper,
+                                    const float *w, const char *out) {
+  quantize_init(type);
+  const size_t bytes = (size_t)nrows * row_bytes(type, nper);
+  int fd[2];
+  if (pipe(fd)) {
+    printf("error pipe\n");
+    return;
+  }
+  fflush(stdout);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    printf("error fork\n");
+    close(fd[0]), close(fd[1]);
+    return;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], 2);
+    void *y = calloc(bytes ? bytes : 1, 1);
+    const size_t got = quantize_chunk(type, x, y, 0, nrows, nper, w);
+    _exit(got != bytes ? 3 : write_file(out, y, bytes) ? 4 : 0);
+  }
+  close(fd[1]);
+  char msg[512];
+  size_t len = 0;
+  for (ssize_t r; len < sizeof msg - 1 && (r = read(fd[0], msg + len, sizeof msg - 1 - len)) > 0;)
+    len += (size_t)r;
+  for (char c; read(fd[0], &c, 1) > 0;) {
+  } /* the rest, so the child never blocks on a full pipe */
+  close(fd[0]);
+  msg[len] = 0;
+  for (char *c = msg; *c; c++)
+    if (*c == '\n' || *c == '\r') *c = ' ';
+  int status;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT)
+    printf("ok abort %s\n", msg);
+  else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    printf("error quantize failed (status %d) %s\n", status, msg);
+  else
+    printf("ok %zu\n", bytes);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: ggml-oracle LIBDIR < commands\n");
     return 2;
   }
+  /* ggml_abort would attach gdb to print a backtrace; its message is enough. */
+  setenv("GGML_NO_BACKTRACE", "1", 1);
   snprintf(base_path, sizeof base_path, "%s/libggml-base.so", argv[1]);
   void *base = dlopen(base_path, RTLD_NOW | RTLD_GLOBAL);
   if (!base) {
@@ -258,14 +315,7 @@ int main(int argc, char **argv) {
       if (!x || len != (size_t)(nrows * nper) * 4 || (n == 7 && (!w || wlen != (size_t)nper * 4))) {
         printf("error bad input sizes\n");
       } else {
-        const size_t bytes = (size_t)nrows * row_bytes(type, nper);
-        void *y = calloc(bytes ? bytes : 1, 1);
-        const size_t got = quantize_chunk(type, x, y, 0, nrows, nper, w);
-        if (got != bytes || write_file(argv2[5], y, bytes))
-          printf("error quantize wrote %zu of %zu\n", got, bytes);
-        else
-          printf("ok %zu\n", bytes);
-        free(y);
+        quantize_chunk_or_abort(type, x, nrows, nper, w, argv2[5]);
       }
       free(x);
       free(w);
