@@ -69,6 +69,16 @@ static inline float bq_sqrt(float a) {
   return r == r ? r : bq_nan_of(a, a);
 }
 
+/* c ? a : b, keeping the bits of a NaN b. Compilers treat NaN bits as unspecified in selects too:
+ * clang turns `if (v > 0) v = 0;` into f32.min(v, 0), whose NaN result is canonical, and x86-64's
+ * branch keeps v's payload. The empty asm makes b's bits opaque to the compiler, so the select
+ * stays a select. */
+static inline float bq_select(int c, float a, float b) {
+  uint32_t u = bq_bits(b);
+  __asm__("" : "+r"(u));
+  return c ? a : bq_float(u);
+}
+
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 

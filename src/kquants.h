@@ -37,18 +37,22 @@ static inline int bq_q3_K_scale(const uint8_t *s, int j) {
   return lo | ((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
 }
 
-/* Quantizer helpers, ports of ggml's with its float operation order (src/ref/kquants.c). Each fits
- * the n values x, writes codes to L and returns the scale; they allocate nothing. */
+/* Quantizer helpers, ports of ggml's with its float operation order (src/ref/kquants.c), shared
+ * by the quantizers with and without importance weights (src/imat/). Each fits the n values x,
+ * writes codes to L and returns the scale; they allocate nothing. Their arithmetic gives x86-64's
+ * NaN results (fp.h), so NaN inputs give ggml's codes. */
 
-/* Affine fit x ~ scale * L + min, L in 0..nmax, weighted by w (make_qkx2_quants). *the_min gets
+/* Affine fit x ~ scale * L + min, L in 0..nmax, weighted by w: ggml's make_qkx2_quants, and its
+ * make_qkx3_quants whenever weights are given (the two differ only without them). *the_min gets
  * -min (>= 0). Laux is scratch of n bytes. */
 float bq_make_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L,
                           float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep,
                           int use_mad);
 
-/* Symmetric fit x ~ scale * (L - nmax), L in 0..2*nmax-1, weights x*x (make_qx_quants with
- * rmse_type 1 and no quant weights). All-zero input (max |x| < 1e-15): L = 0, returns 0. */
-float bq_make_qx_quants(int n, int nmax, const float *x, int8_t *L);
+/* Symmetric fit x ~ scale * (L - nmax), L in 0..2*nmax-1 (make_qx_quants with rmse_type 1),
+ * weighted by qw, or by x*x where qw is NULL. All-zero input (max |x| < 1e-15): L = 0, returns 0.
+ */
+float bq_make_qx_quants(int n, int nmax, const float *x, const float *qw, int8_t *L);
 
 /* Symmetric fit with iterative refinement (make_q3_quants with do_rmse): L in 0..2*nmax-1 (stored
  * + nmax), except all-zero input (max |x| < 1e-15): L = 0, returns 0. */
@@ -59,6 +63,59 @@ float bq_make_q3_quants(int n, int nmax, const float *x, int8_t *L);
  * scales[12], writes the fp16 d and dmin, and leaves the codes 0..nmax in L[256]. */
 void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, uint8_t *scales,
                   uint16_t *d, uint16_t *dmin);
+
+/* Packs the 6-bit value l (0..63, the scale + 32) of Q3_K sub-block j (0..15) into scales[12],
+ * which start zeroed and get j = 0..15 in order. */
+void bq_q3_K_pack_scale(int j, int l, uint8_t *scales);
+
+/* Q3_K's scale step of quantize_row_q3_K_ref: the 16 sub-blocks' scales as 6-bit values against
+ * the one of largest |scale| (packed into b's scales) and d = 1 / (-32 / that scale). */
+void bq_q3_K_scales(const float *scales, block_q3_K *b);
+
+/* Q3_K's last steps, once scales and d are stored in b: the codes of the 256 values x against
+ * them (a sub-block whose d * scale is 0 keeps the codes 0..7 its fit left in L), then
+ * bq_q3_K_pack_codes. */
+void bq_q3_K_finish(const float *x, int8_t *L, block_q3_K *b);
+
+/* The codes L[256] (0..7; left as 0..3) into b: the high bits into hmask, the low two into qs. */
+void bq_q3_K_pack_codes(int8_t *L, block_q3_K *b);
+
+/* Q2_K's scale step of quantize_row_q2_K_ref: the 16 sub-blocks' scales and mins (-min) as
+ * 4-bit codes against the largest of each (no clamp, as ggml), and d, dmin (the largest / 15). */
+void bq_q2_K_scales(const float *scales, const float *mins, block_q2_K *b);
+
+/* Q2_K's last step: the codes 0..3 of the 256 values x against the stored scales, d and dmin of
+ * b, L = nearest_int((x + dmin * min) / (d * scale)) per 16; a sub-block whose d * scale is 0
+ * keeps the codes its fit left in L. */
+void bq_q2_K_requantize(const float *x, const block_q2_K *b, uint8_t *L);
+
+/* Q6_K's scale step: the 16 sub-blocks' scales as int8 against the one of largest |scale|
+ * (min(127, .), no lower clamp) and d = 1 / (-128 / that scale); 0 (b all zero) when every
+ * |scale| is below 1e-15, else 1. */
+int bq_q6_K_scales(const float *scales, block_q6_K *b);
+
+/* The codes L[256] (0..63) into b's ql (low 4 bits) and qh (high 2). */
+void bq_q6_K_pack_codes(const int8_t *L, block_q6_K *b);
+
+/* One Q6_K super-block of the 256 values x, as quantize_row_q6_K_ref (qw NULL) or, with the 256
+ * importance weights qw of its columns, quantize_row_q6_K_impl (which uses them directly). */
+void bq_q6_K_quantize_block(const float *x, const float *qw, block_q6_K *b);
+
+/* Q4_K/Q5_K's scale step of quantize_row_q4_K_ref / q5_K_ref: the 8 sub-blocks' scales sc and
+ * mins (-min, >= 0) as 6-bit codes against the largest of each, packed into scales[12], and d,
+ * dmin (the largest / 63 as halves). */
+void bq_q45_K_scales(const float *sc, const float *mins, uint8_t *scales, uint16_t *d,
+                     uint16_t *dmin);
+
+/* Packs sub-block j's scale code ls and min code lm into Q4_K/Q5_K's scales[12] as ggml does,
+ * called for j = 0..7 in order (sub-blocks 4..7 add their top bits to bytes 0..7). */
+void bq_q45_K_pack_scale(int j, uint8_t ls, uint8_t lm, uint8_t *scales);
+
+/* The last step of a Q4_K/Q5_K quantizer: the codes 0..nmax of the 256 values x against the
+ * stored scales and fp16 d, dmin, L = nearest_int((x + dmin * m) / (d * sc)); a sub-block whose
+ * d * sc is 0 keeps the codes its fit left in L. */
+void bq_q45_K_requantize(const float *x, int nmax, const uint8_t *scales, uint16_t d, uint16_t dmin,
+                         uint8_t *L);
 
 /* Quantize, dequantize and the f32 dot of a reference type t: the prototypes every K-quant type
  * and every type of iquants4.h declares. */
@@ -94,6 +151,10 @@ void bq_q45_K_fit(const float *x, int nmax, float rmin, int nstep, uint8_t *L, u
 /* Packs 2-bit codes L[256] (0..3) into qs[64] as Q2_K and Q3_K store them: element e at
  * qs[32*(e/128) + e%32], bits 2*((e%128)/32). */
 void bq_kq_pack_2bit(const uint8_t *L, uint8_t *qs);
+
+/* Packs Q5_K's codes L[256] (0..31; left as their low 4 bits) into b's qh (the fifth bits) and
+ * qs. */
+void bq_q5_K_pack_codes(uint8_t *L, block_q5_K *b);
 
 /* Packs 4-bit codes L[256] (0..15) into qs[128] as Q4_K and Q5_K store them: element e at
  * qs[32*(e/64) + e%32], the low nibble if e%64 < 32. */

@@ -2,10 +2,13 @@
  * files share. Each src/imat/<type>.c defines bq_<type>_quantize_rows__ref (kernels.inc lists it),
  * which quantizes rows of cols values exactly as ggml_quantize_chunk(type, x, y, 0, rows, cols, qw)
  * does, with qw one weight per column or NULL (ggml's unweighted path, which for most types is
- * quantize_row_<type>_ref). Plain C in ggml's float order, built with -ffp-contract=off. */
+ * quantize_row_<type>_ref). Plain C in ggml's float order, built with -ffp-contract=off; where a
+ * NaN can reach the bytes, arithmetic goes through fp.h, so that NaN inputs give ggml's bytes. */
 #ifndef BQ_IMAT_H
 #define BQ_IMAT_H
 
+#include "../internal.h"
+#include "../kquants.h"
 #include "../iquants.h"
 #include "../iquants4.h"
 
@@ -17,6 +20,79 @@ typedef struct {
   int (*build)(void *mem);
   void **tables;
 } bq_tables_family;
+
+/* The shared steps of the weighted quantizers (src/imat/search.c). */
+
+/* x[0]*x[0] + x[1]*x[1] + ... in order, from 0 (ggml's sum_x2 of a row or super-block). Where
+ * two NaNs meet, the one ggml's compiled loop keeps: the sum's for elements 4k and 4k+3, the
+ * square's for 4k+1 and 4k+2 (gcc adds four squares at a time, in order, from a vector). */
+float bq_imat_sum_x2(const float *x, size_t n);
+
+/* w[0] + w[1] + ... in order, from 0 (a sub-block's total weight). */
+float bq_imat_sum(const float *w, int n);
+
+/* The weights of n values: w[i] = qw[i] * sqrt(sigma2 + x[i]*x[i]) (a NaN square wins over a NaN
+ * sigma2, as in ggml's compiled code). */
+void bq_imat_weights(const float *qw, const float *x, int n, float sigma2, float *w);
+
+/* ggml's make_qp_quants: the codes L (uint8, 0..nmax after the search; stored mod 256 as ggml does
+ * where a NaN or a negative value makes them out of range) of the n non-negative values x (the
+ * K-quants' sub-block scales or mins) under one scale, weighted by qw, which it returns. All x
+ * below 1e-15: L = 0, returns 0. */
+float bq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *qw);
+
+/* ggml's search constants of the weighted affine fits (make_qkx3_quants: Q4_1, Q5_1, Q2_K, Q4_K,
+ * Q5_K): 37 trial scales (nmax - 0.9 + 0.05 * is) / (max - min), is = 0..36. */
+#define BQ_IMAT_RMIN (-0.9f)
+#define BQ_IMAT_RDELTA 0.05f
+#define BQ_IMAT_NSTEP 36
+
+/* The per-block steps the row kernels share between the reference and the SIMD128 versions: one
+ * block of the 32-element types given its row's sigma2 (the mean of x^2 over the row), one
+ * super-block of the K-quants (their sigma2 is the super-block's), each with the qw of its
+ * columns, written to out (any alignment). The SIMD128 kernels fall back to these where a NaN
+ * could make their bytes differ from ggml's. */
+void bq_q4_0_imat_block__ref(const float *x, const float *qw, float sigma2, void *out);
+void bq_q4_1_imat_block__ref(const float *x, const float *qw, float sigma2, void *out);
+void bq_q5_0_imat_block__ref(const float *x, const float *qw, float sigma2, void *out);
+void bq_q5_1_imat_block__ref(const float *x, const float *qw, float sigma2, void *out);
+void bq_q2_K_imat_block__ref(const float *x, const float *qw, void *out);
+void bq_q3_K_imat_block__ref(const float *x, const float *qw, void *out);
+void bq_q4_K_imat_block__ref(const float *x, const float *qw, void *out);
+void bq_q5_K_imat_block__ref(const float *x, const float *qw, void *out);
+void bq_q6_K_imat_block__ref(const float *x, const float *qw, void *out);
+
+/* The K-quants' weighted scale steps (the SIMD128 kernels share them): Q2_K's 16 scales and mins
+ * as 4-bit codes by make_qp_quants (nmax 15) weighted by the sub-blocks' total weights sw, and d,
+ * dmin; Q3_K's 16 scales as 6-bit values by make_qx_quants (nmax 32) weighted by sw, and d. */
+void bq_q2_K_imat_scales(const float *scales, const float *mins, const float *sw, block_q2_K *b);
+void bq_q3_K_imat_scales(const float *scales, const float *sw, block_q3_K *b);
+
+/* A row's sigma2 as ggml's quantize_row_<t>_impl of Q4_0..Q5_1 computes it: sum_x2 / cols. */
+static inline float bq_imat_row_sigma2(const float *x, size_t cols) {
+  return bq_div(bq_imat_sum_x2(x, cols), (float)cols);
+}
+
+/* The row loop of a weighted quantizer of 32-element blocks (blocks of `bytes` bytes), given its
+ * per-block step; and of a K-quant, given its per-super-block step. cols is a multiple of the
+ * block size and qw is not NULL. */
+typedef void bq_imat_block32(const float *x, const float *qw, float sigma2, void *out);
+typedef void bq_imat_block256(const float *x, const float *qw, void *out);
+void bq_imat_rows32(const float *x, void *y, size_t rows, size_t cols, const float *qw,
+                    size_t bytes, bq_imat_block32 *block);
+void bq_imat_rows256(const float *x, void *y, size_t rows, size_t cols, const float *qw,
+                     size_t bytes, bq_imat_block256 *block);
+
+/* A quantize_rows kernel's checks and ggml's dispatch: BQ_EINVAL (nothing written) when cols is
+ * not a multiple of the block size bs; without weights, the type's quantize kernel `plain` over
+ * all rows at once (ggml's quantize_row_<t>_ref); else `weighted`. */
+#define BQ_IMAT_ROWS(bs, plain, weighted)     \
+  do {                                        \
+    if (cols % (bs)) return BQ_EINVAL;        \
+    if (!qw) return plain(x, y, rows * cols); \
+    weighted;                                 \
+    return BQ_OK;                             \
+  } while (0)
 
 /* ---- IQ4_NL and IQ4_XS (iq4.c): the steps of quantize_row_iq4_nl_impl ---- */
 

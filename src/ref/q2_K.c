@@ -6,45 +6,53 @@
  * added where ggml has none (the 4-bit scale and min codes are stored mod 16 and mod 256). */
 #include "../kquants.h"
 
-static void quantize_block(const float *x, block_q2_K *b) {
-  uint8_t L[QK_K], Laux[16];
-  float w[16], mins[16], scales[16];
+void bq_q2_K_requantize(const float *x, const block_q2_K *b, uint8_t *L) {
+  const float d = bq_h2f(b->d), dmin = bq_h2f(b->dmin);
+  for (int j = 0; j < 16; j++) {
+    const float dl = bq_mul(d, (float)(b->scales[j] & 0xF));
+    if (dl == 0) continue;
+    const float dm = bq_mul(dmin, (float)(b->scales[j] >> 4));
+    for (int i = 0; i < 16; i++) {
+      const int l = bq_nearest_int(bq_div(bq_add(x[16 * j + i], dm), dl));
+      L[16 * j + i] = (uint8_t)(l < 0 ? 0 : l > 3 ? 3 : l);
+    }
+  }
+}
+
+void bq_q2_K_scales(const float *scales, const float *mins, block_q2_K *b) {
   float max_scale = 0, max_min = 0; /* scales are >= 0 once the min is taken out */
   for (int j = 0; j < 16; j++) {
-    for (int l = 0; l < 16; l++) w[l] = fabsf(x[16 * j + l]);
-    scales[j] =
-        bq_make_qkx2_quants(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
   if (max_scale > 0) {
-    const float iscale = 15.f / max_scale;
-    for (int j = 0; j < 16; j++) b->scales[j] = (uint8_t)bq_nearest_int(iscale * scales[j]);
-    b->d = bq_fp32_to_fp16(max_scale / 15.f);
+    const float iscale = bq_div(15.f, max_scale);
+    for (int j = 0; j < 16; j++) b->scales[j] = (uint8_t)bq_nearest_int(bq_mul(iscale, scales[j]));
+    b->d = bq_fp32_to_fp16(bq_div(max_scale, 15.f));
   } else {
     for (int j = 0; j < 16; j++) b->scales[j] = 0;
     b->d = bq_fp32_to_fp16(0.f);
   }
   if (max_min > 0) {
-    const float iscale = 15.f / max_min;
+    const float iscale = bq_div(15.f, max_min);
     for (int j = 0; j < 16; j++)
-      b->scales[j] |= (uint8_t)((unsigned)bq_nearest_int(iscale * mins[j]) << 4);
-    b->dmin = bq_fp32_to_fp16(max_min / 15.f);
+      b->scales[j] |= (uint8_t)((unsigned)bq_nearest_int(bq_mul(iscale, mins[j])) << 4);
+    b->dmin = bq_fp32_to_fp16(bq_div(max_min, 15.f));
   } else {
     b->dmin = bq_fp32_to_fp16(0.f);
   }
-  /* Re-quantize against the stored scales; a sub-block whose scale came out 0 keeps the codes its
-   * fit produced. */
-  const float d = bq_h2f(b->d), dmin = bq_h2f(b->dmin);
+}
+
+static void quantize_block(const float *x, block_q2_K *b) {
+  uint8_t L[QK_K], Laux[16];
+  float w[16], mins[16], scales[16];
   for (int j = 0; j < 16; j++) {
-    const float dl = d * (float)(b->scales[j] & 0xF);
-    if (dl == 0) continue;
-    const float dm = dmin * (float)(b->scales[j] >> 4);
-    for (int i = 0; i < 16; i++) {
-      const int l = bq_nearest_int((x[16 * j + i] + dm) / dl);
-      L[16 * j + i] = (uint8_t)(l < 0 ? 0 : l > 3 ? 3 : l);
-    }
+    for (int l = 0; l < 16; l++) w[l] = fabsf(x[16 * j + l]);
+    scales[j] =
+        bq_make_qkx2_quants(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
   }
+  bq_q2_K_scales(scales, mins, b);
+  bq_q2_K_requantize(x, b, L);
   bq_kq_pack_2bit(L, b->qs);
 }
 

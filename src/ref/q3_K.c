@@ -5,45 +5,29 @@
  * bq_nearest_int and ggml's clamps, so the bytes are those x86-64 gives; d may be Inf or NaN. */
 #include "../kquants.h"
 
-static void quantize_block(const float *x, block_q3_K *b) {
-  int8_t L[QK_K];
-  float scales[16];
-  float max_scale = 0, amax = 0;
-  for (int j = 0; j < 16; j++) {
-    scales[j] = bq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
-    const float a = fabsf(scales[j]);
-    if (a > amax) {
-      amax = a;
-      max_scale = scales[j];
-    }
-  }
-  memset(b->scales, 0, sizeof b->scales);
-  if (max_scale != 0) {
-    const float iscale = -32.f / max_scale;
-    for (int j = 0; j < 16; j++) {
-      /* ggml stores nearest_int in an int8_t first, then clamps: keep that order. */
-      int l = (int8_t)(uint8_t)bq_nearest_int(iscale * scales[j]);
-      l = (l < -32 ? -32 : l > 31 ? 31 : l) + 32;
-      if (j < 8)
-        b->scales[j] = (uint8_t)(l & 0xF);
-      else
-        b->scales[j - 8] |= (uint8_t)((l & 0xF) << 4);
-      b->scales[8 + j % 4] |= (uint8_t)((l >> 4) << (2 * (j / 4)));
-    }
-    b->d = bq_fp32_to_fp16(1 / iscale);
-  } else {
-    b->d = bq_fp32_to_fp16(0.f);
-  }
+void bq_q3_K_pack_scale(int j, int l, uint8_t *scales) {
+  if (j < 8)
+    scales[j] = (uint8_t)(l & 0xF);
+  else
+    scales[j - 8] |= (uint8_t)((l & 0xF) << 4);
+  scales[8 + j % 4] |= (uint8_t)((l >> 4) << (2 * (j / 4)));
+}
+
+void bq_q3_K_finish(const float *x, int8_t *L, block_q3_K *b) {
   /* Re-quantize against the stored scale; a sub-block whose scale is 0 keeps its fit's codes. */
   const float d = bq_h2f(b->d);
   for (int j = 0; j < 16; j++) {
-    const float dl = d * (float)(bq_q3_K_scale(b->scales, j) - 32);
+    const float dl = bq_mul(d, (float)(bq_q3_K_scale(b->scales, j) - 32));
     if (dl == 0) continue;
     for (int i = 0; i < 16; i++) {
-      const int l = bq_nearest_int(x[16 * j + i] / dl);
+      const int l = bq_nearest_int(bq_div(x[16 * j + i], dl));
       L[16 * j + i] = (int8_t)((l < -4 ? -4 : l > 3 ? 3 : l) + 4);
     }
   }
+  bq_q3_K_pack_codes(L, b);
+}
+
+void bq_q3_K_pack_codes(int8_t *L, block_q3_K *b) {
   memset(b->hmask, 0, sizeof b->hmask);
   for (int e = 0; e < QK_K; e++) {
     if (L[e] > 3) {
@@ -52,6 +36,37 @@ static void quantize_block(const float *x, block_q3_K *b) {
     }
   }
   bq_kq_pack_2bit((const uint8_t *)L, b->qs); /* codes 0..3 now */
+}
+
+void bq_q3_K_scales(const float *scales, block_q3_K *b) {
+  float max_scale = 0, amax = 0;
+  for (int j = 0; j < 16; j++) {
+    const float a = fabsf(scales[j]);
+    if (a > amax) {
+      amax = a;
+      max_scale = scales[j];
+    }
+  }
+  memset(b->scales, 0, sizeof b->scales);
+  if (max_scale != 0) {
+    const float iscale = bq_div(-32.f, max_scale);
+    for (int j = 0; j < 16; j++) {
+      /* ggml stores nearest_int in an int8_t first, then clamps: keep that order. */
+      int l = (int8_t)(uint8_t)bq_nearest_int(bq_mul(iscale, scales[j]));
+      bq_q3_K_pack_scale(j, (l < -32 ? -32 : l > 31 ? 31 : l) + 32, b->scales);
+    }
+    b->d = bq_fp32_to_fp16(bq_div(1, iscale));
+  } else {
+    b->d = bq_fp32_to_fp16(0.f);
+  }
+}
+
+static void quantize_block(const float *x, block_q3_K *b) {
+  int8_t L[QK_K];
+  float scales[16];
+  for (int j = 0; j < 16; j++) scales[j] = bq_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
+  bq_q3_K_scales(scales, b);
+  bq_q3_K_finish(x, L, b);
 }
 
 BQ_QUANTIZE_PROTO(q3_K, __ref) {

@@ -13,7 +13,7 @@ BQ_QUANTIZE_PROTO(q5_1, __ref) {
       if (x[j] < min) min = x[j];
       if (x[j] > max) max = x[j];
     }
-    const float d = (max - min) / 31;
+    const float d = bq_div(bq_sub(max, min), 31); /* all-Inf block: x86-64's negative NaN */
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     block_q5_1 b;
     b.d = bq_fp32_to_fp16(d);

@@ -5,20 +5,24 @@
  * through bq_nearest_int and ggml's clamps, so the bytes are those x86-64 gives. */
 #include "../kquants.h"
 
+void bq_q5_K_pack_codes(uint8_t *L, block_q5_K *b) {
+  memset(b->qh, 0, sizeof b->qh);
+  for (int e = 0; e < QK_K; e++) {
+    if (L[e] > 15) {
+      L[e] -= 16;
+      b->qh[e % 32] |= (uint8_t)(1u << (e / 32));
+    }
+  }
+  bq_q45_K_pack_4bit(L, b->qs);
+}
+
 BQ_QUANTIZE_PROTO(q5_K, __ref) {
   if (n % QK_K) return BQ_EINVAL;
   for (size_t i = 0; i < n / QK_K; i++) {
     block_q5_K b;
     uint8_t L[QK_K];
     bq_q45_K_fit(x + i * QK_K, 31, -0.5f, 15, L, b.scales, &b.d, &b.dmin);
-    memset(b.qh, 0, sizeof b.qh);
-    for (int e = 0; e < QK_K; e++) {
-      if (L[e] > 15) {
-        L[e] -= 16;
-        b.qh[e % 32] |= (uint8_t)(1u << (e / 32));
-      }
-    }
-    bq_q45_K_pack_4bit(L, b.qs);
+    bq_q5_K_pack_codes(L, &b);
     memcpy((uint8_t *)y + i * sizeof b, &b, sizeof b);
   }
   return BQ_OK;

@@ -6,12 +6,9 @@
  * are those x86-64 gives. */
 #include "../kquants.h"
 
-static void quantize_block(const float *x, block_q6_K *b) {
-  int8_t L[QK_K];
-  float scales[16];
+int bq_q6_K_scales(const float *scales, block_q6_K *b) {
   float max_scale = 0, max_abs_scale = 0;
   for (int j = 0; j < 16; j++) {
-    scales[j] = bq_make_qx_quants(16, 32, x + 16 * j, L + 16 * j);
     const float a = fabsf(scales[j]);
     if (a > max_abs_scale) {
       max_abs_scale = a;
@@ -20,24 +17,37 @@ static void quantize_block(const float *x, block_q6_K *b) {
   }
   if (max_abs_scale < 1e-15f) { /* ggml's GROUP_MAX_EPS: the whole block is zeros */
     memset(b, 0, sizeof *b);
-    return;
+    return 0;
   }
-  const float iscale = -128.f / max_scale;
-  b->d = bq_fp32_to_fp16(1 / iscale);
+  const float iscale = bq_div(-128.f, max_scale);
+  b->d = bq_fp32_to_fp16(bq_div(1, iscale));
   for (int j = 0; j < 16; j++) {
-    const int l = bq_nearest_int(iscale * scales[j]);
+    const int l = bq_nearest_int(bq_mul(iscale, scales[j]));
     b->scales[j] = (int8_t)(uint8_t)(l < 127 ? l : 127);
   }
+  return 1;
+}
+
+void bq_q6_K_quantize_block(const float *x, const float *qw, block_q6_K *b) {
+  int8_t L[QK_K];
+  float scales[16];
+  for (int j = 0; j < 16; j++)
+    scales[j] = bq_make_qx_quants(16, 32, x + 16 * j, qw ? qw + 16 * j : NULL, L + 16 * j);
+  if (!bq_q6_K_scales(scales, b)) return;
   /* Re-quantize against the stored scales; a sub-block whose scale is 0 keeps its fit's codes. */
   const float d = bq_h2f(b->d);
   for (int j = 0; j < 16; j++) {
-    const float dl = d * (float)b->scales[j];
+    const float dl = bq_mul(d, (float)b->scales[j]);
     if (dl == 0) continue;
     for (int i = 0; i < 16; i++) {
-      const int l = bq_nearest_int(x[16 * j + i] / dl);
+      const int l = bq_nearest_int(bq_div(x[16 * j + i], dl));
       L[16 * j + i] = (int8_t)((l < -32 ? -32 : l > 31 ? 31 : l) + 32);
     }
   }
+  bq_q6_K_pack_codes(L, b);
+}
+
+void bq_q6_K_pack_codes(const int8_t *L, block_q6_K *b) {
   for (int h = 0; h < 2; h++)
     for (int l = 0; l < 32; l++) {
       const int8_t *p = L + 128 * h + l;
@@ -52,7 +62,7 @@ BQ_QUANTIZE_PROTO(q6_K, __ref) {
   if (n % QK_K) return BQ_EINVAL;
   for (size_t i = 0; i < n / QK_K; i++) {
     block_q6_K b;
-    quantize_block(x + i * QK_K, &b);
+    bq_q6_K_quantize_block(x + i * QK_K, NULL, &b);
     memcpy((uint8_t *)y + i * sizeof b, &b, sizeof b);
   }
   return BQ_OK;

@@ -9,7 +9,7 @@ void bq_q8_0_quantize_block__ref(const float *x, void *out) {
     const float a = fabsf(x[j]);
     amax = amax > a ? amax : a; /* ggml's MAX(): a NaN is kept only until the next element */
   }
-  const float d = amax / 127;
+  const float d = bq_div(amax, 127); /* a NaN amax keeps its sign into the half */
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   block_q8_0 b;
   b.d = bq_fp32_to_fp16(d);

@@ -7,7 +7,7 @@ void bq_q8_1_quantize_block__ref(const float *x, void *out) {
     const float a = fabsf(x[j]);
     amax = amax > a ? amax : a;
   }
-  const float d = amax / 127;
+  const float d = bq_div(amax, 127); /* a NaN amax keeps its sign into the halves */
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   block_q8_1 b;
   b.d = bq_fp32_to_fp16(d);
@@ -16,7 +16,7 @@ void bq_q8_1_quantize_block__ref(const float *x, void *out) {
     b.qs[j] = (int8_t)bq_cvt_u8(roundf(x[j] * id));
     sum += b.qs[j];
   }
-  b.s = bq_fp32_to_fp16((float)sum * d);
+  b.s = bq_fp32_to_fp16(bq_mul((float)sum, d));
   memcpy(out, &b, sizeof b);
 }
 

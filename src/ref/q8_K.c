@@ -22,9 +22,9 @@ static void quantize_block(const float *x, block_q8_K *b) {
     return;
   }
   /* -127, not -128: ggml changed it for its IQ2_XXS AVX kernel. */
-  const float iscale = -127.f / max;
+  const float iscale = bq_div(-127.f, max);
   for (int j = 0; j < QK_K; j++) {
-    const int v = bq_nearest_int(iscale * x[j]);
+    const int v = bq_nearest_int(bq_mul(iscale, x[j]));
     b->qs[j] = (int8_t)(uint8_t)(v < 127 ? v : 127);
   }
   for (int j = 0; j < QK_K / 16; j++) {
@@ -32,7 +32,7 @@ static void quantize_block(const float *x, block_q8_K *b) {
     for (int i = 0; i < 16; i++) sum += b->qs[16 * j + i];
     b->bsums[j] = (int16_t)sum;
   }
-  b->d = 1 / iscale;
+  b->d = bq_div(1, iscale);
 }
 
 BQ_QUANTIZE_PROTO(q8_K, __ref) {

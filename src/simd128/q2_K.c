@@ -1,5 +1,7 @@
-/* Q2_K SIMD128 kernels; same results as ref/q2_K.c (dequantize bit for bit; dot: the reference's
- * per-super-block term dall * isum - dmin * summs from the same exact integer sums). */
+/* Q2_K SIMD128 kernels (quantize: ../imat/simd128/kquants.h); same results as ref/q2_K.c
+ * (dequantize bit for bit; dot: the reference's per-super-block term dall * isum - dmin * summs
+ * from the same exact integer sums). */
+#include "../imat/simd128/kquants.h" /* the quantizer */
 #include "kq236.h"
 
 enum {
@@ -143,3 +145,6 @@ BQ_DOT_PROTO(q2_K, q8_K, __simd128) {
 BQ_MATVEC_PROTO(q2_K, q8_K, __simd128) {
   return kq_matvec(w, rows, cols, x, y, XS, term, bq_q2_K_dot_q8_K__simd128);
 }
+
+/* quantize_row_q2_K_ref byte for byte, the sub-block fits four at a time. */
+BQ_KQ_SIMD_QUANTIZE(q2_K, bq_q2_K_simd)

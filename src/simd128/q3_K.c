@@ -1,5 +1,6 @@
-/* Q3_K SIMD128 kernels; same results as ref/q3_K.c (dequantize bit for bit; dot: exact integer
- * super-block sums, one float term per super-block). */
+/* Q3_K SIMD128 kernels (quantize: ../imat/simd128/kquants.h); same results as ref/q3_K.c
+ * (dequantize bit for bit; dot: exact integer super-block sums, one float term per super-block). */
+#include "../imat/simd128/kquants.h" /* the quantizer */
 #include "kq236.h"
 
 enum {
@@ -159,3 +160,6 @@ BQ_DOT_PROTO(q3_K, q8_K, __simd128) {
 BQ_MATVEC_PROTO(q3_K, q8_K, __simd128) {
   return kq_matvec(w, rows, cols, x, y, XS, term, bq_q3_K_dot_q8_K__simd128);
 }
+
+/* quantize_row_q3_K_ref byte for byte, the sub-block fits four at a time. */
+BQ_KQ_SIMD_QUANTIZE(q3_K, bq_q3_K_simd)

@@ -1,5 +1,6 @@
-/* Q4_K SIMD128 kernels: dequantize bit-exact with ref/q4_K.c; dots with exact integer sub-block
- * sums and four float terms per super-block (kq45.h). */
+/* Q4_K SIMD128 kernels (quantize: ../imat/simd128/kquants.h): dequantize bit-exact with ref/q4_K.c;
+ * dots with exact integer sub-block sums and four float terms per super-block (kq45.h). */
+#include "../imat/simd128/kquants.h" /* the quantizer */
 #include "kq45.h"
 
 enum {
@@ -80,3 +81,6 @@ BQ_DOT_PROTO(q4_K, q8_K, __simd128) {
 BQ_MATVEC_PROTO(q4_K, q8_K, __simd128) {
   return bq_kq_matvec(w, rows, cols, x, y, XS, terms, bq_q4_K_dot_q8_K__simd128);
 }
+
+/* quantize_row_q4_K_ref byte for byte, the sub-block fits four at a time. */
+BQ_KQ_SIMD_QUANTIZE(q4_K, bq_q4_K_simd)

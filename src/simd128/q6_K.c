@@ -1,6 +1,7 @@
-/* Q6_K SIMD128 kernels; same results as ref/q6_K.c (dequantize bit for bit; dot: exact integer
- * super-block sums, one float term per super-block). Also the constants and the matvec activation
- * buffer shared with q2_K.c and q3_K.c (kq236.h). */
+/* Q6_K SIMD128 kernels (quantize: ../imat/simd128/kquants.h); same results as ref/q6_K.c
+ * (dequantize bit for bit; dot: exact integer super-block sums, one float term per super-block).
+ * Also the constants and the matvec activation buffer shared with q2_K.c and q3_K.c (kq236.h). */
+#include "../imat/simd128/kquants.h" /* the quantizer */
 #include "kq236.h"
 #include "kq45.h" /* bq_kq_slot */
 
@@ -183,3 +184,6 @@ BQ_DOT_PROTO(q6_K, q8_K, __simd128) {
 BQ_MATVEC_PROTO(q6_K, q8_K, __simd128) {
   return kq_matvec(w, rows, cols, x, y, XS, term, bq_q6_K_dot_q8_K__simd128);
 }
+
+/* quantize_row_q6_K_ref byte for byte, the sub-block fits four at a time. */
+BQ_KQ_SIMD_QUANTIZE(q6_K, bq_q6_K_simd)

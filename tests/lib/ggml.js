@@ -87,6 +87,26 @@ export function quantize(cases) {
 }
 
 /**
+ * ggml's quantize_row_<type>_ref of each case's n values (for Q8_1 and Q8_K, which
+ * ggml_quantize_chunk has no case for), in one oracle run. Bytes ggml leaves unwritten are 0.
+ * @param {{ type: number, x: Float32Array }[]} cases
+ * @returns {Uint8Array[]}
+ */
+export function quantizeRef(cases) {
+  return run(
+    cases.map((c) => (dir, k) => {
+      const xin = join(dir, `${k}.f32`),
+        out = join(dir, `${k}.q`);
+      writeFileSync(xin, bytes(c.x));
+      return {
+        cmd: `quantize-ref ${c.type} ${c.x.length} ${xin} ${out}`,
+        read: () => new Uint8Array(readFileSync(out)),
+      };
+    }),
+  );
+}
+
+/**
  * dequantize_row_<type> (the type traits' to_float) of each case.
  * @param {{ type: number, q: Uint8Array, n: number }[]} cases
  * @returns {Float32Array[]}

@@ -32,6 +32,19 @@ export const ROW_KINDS = [
   ['+-Inf', (r, j) => (j % 2 ? Infinity : -Infinity)],
   ['Inf and NaN', (r, j) => (j % 4 === 0 ? Infinity : j % 4 === 1 ? NaN : r.normal())],
   ['ties', (r, j) => ((j % 8) - 4) * 0.5],
+  // NaNs of every sign and payload, quiet or signalling, at random places: where two meet in an
+  // addition or a product, x86-64 keeps the one its code generator put first.
+  ['NaN, random payloads', (r) => (r.next() < 0.3 ? f32(((r.next() * 2 ** 32) | 0x7f800001) >>> 0) : r.normal())],
+  // ... and with Infs among them: an infinite dmin times a min code 0 is a NaN that meets them.
+  [
+    'NaN payloads and Inf',
+    (r) => {
+      const u = r.next();
+      if (u < 0.1) return f32(((r.next() * 2 ** 32) | 0x7f800001) >>> 0);
+      return u < 0.15 ? (r.next() < 0.5 ? Infinity : -Infinity) : r.normal();
+    },
+  ],
+  ['all +Inf', () => Infinity],
   // Whole 32-value sub-blocks of zeros between live ones (IQ3_S packs the live sub-blocks' codes
   // together, ggml's pointers stepping over the skipped ones).
   ['zero sub-blocks', (r, j) => ((j >> 5) % 3 === 1 ? 0 : r.normal())],

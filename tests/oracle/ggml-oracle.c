@@ -14,6 +14,9 @@
  *                                             ggml aborts on the input (a failed GGML_ASSERT in
  *                                             a grid quantizer's search, from NaN or overflow),
  *                                             "ok abort MESSAGE" and no OUT file
+ *   quantize-ref TYPE N IN OUT                quantize_row_<name>_ref(IN, OUT, N), found by
+ *                                             name (Q8_1 and Q8_K, the activation formats, are
+ *                                             not cases of ggml_quantize_chunk); "ok BYTES"
  *   dequantize TYPE N IN OUT                  the type's to_float over N values, or, for a
  *                                             type whose traits have none (Q8_K), the
  *                                             library's dequantize_row_<name>; "ok"
@@ -319,6 +322,28 @@ int main(int argc, char **argv) {
       }
       free(x);
       free(w);
+    } else if (strcmp(cmd, "quantize-ref") == 0 && n == 5 && valid_type(type)) {
+      const int64_t count = atoll(argv2[2]);
+      char name[64];
+      snprintf(name, sizeof name, "quantize_row_%s_ref", get_traits(type)->type_name);
+      from_float_t ref = (from_float_t)dlsym(RTLD_DEFAULT, name);
+      size_t len;
+      float *x = read_file(argv2[3], &len);
+      if (!ref) {
+        printf("error no function %s\n", name);
+      } else if (!x || len != (size_t)count * 4 || count % get_traits(type)->blck_size) {
+        printf("error bad input size\n");
+      } else {
+        const size_t bytes = row_bytes(type, count);
+        void *y = calloc(bytes ? bytes : 1, 1);
+        ref(x, y, count);
+        if (write_file(argv2[4], y, bytes))
+          printf("error write\n");
+        else
+          printf("ok %zu\n", bytes);
+        free(y);
+      }
+      free(x);
     } else if (strcmp(cmd, "dequantize") == 0 && n == 5 && valid_type(type)) {
       const int64_t count = atoll(argv2[2]);
       size_t len;

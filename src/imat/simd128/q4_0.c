@@ -1,0 +1,33 @@
+/* Q4_0 with importance weights in SIMD128: src/imat/q4_0.c's steps for four blocks at a time,
+ * their symmetric fits in the four lanes of bq_symmetric_fit4. */
+#include "search.h"
+
+static void group(const float *x, const float *qw, float sigma2, int nb, uint8_t *out) {
+  v128_t xt[32], qt[32], wt[32], wx[32], codes[32], scale;
+  bq_fit4_load(x, 32, 32, xt);
+  bq_fit4_load(qw, 32, 32, qt);
+  bq_fit4_weights(xt, qt, 32, sigma2, wt);
+  for (int i = 0; i < 32; i++) wx[i] = wasm_f32x4_mul(wt[i], xt[i]);
+  bq_symmetric_fit4(xt, wt, wx, 32, 8, &scale, codes);
+  uint8_t L[4][32];
+  bq_fit4_store_codes(codes, 32, L[0], 32);
+  float d[4];
+  wasm_v128_store(d, scale);
+  for (int j = 0; j < nb; j++) {
+    uint8_t *o = out + j * sizeof(block_q4_0);
+    if (d[j] != d[j]) { /* its NaN's sign: the reference's */
+      bq_q4_0_imat_block__ref(x + 32 * j, qw + 32 * j, sigma2, o);
+      continue;
+    }
+    block_q4_0 b;
+    b.d = bq_fp32_to_fp16(d[j]);
+    for (int i = 0; i < 16; i++) b.qs[i] = (uint8_t)(L[j][i] | L[j][i + 16] << 4);
+    memcpy(o, &b, sizeof b);
+  }
+}
+
+BQ_QUANTIZE_ROWS_PROTO(q4_0, __simd128) {
+  BQ_IMAT_ROWS(32, bq_q4_0_quantize,
+               bq_imat_rows32_simd(x, y, rows, cols, qw, sizeof(block_q4_0), group,
+                                   bq_q4_0_imat_block__ref));
+}
