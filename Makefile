@@ -191,7 +191,8 @@ typecheck: $(JS_TYPES) dev-deps ## tsc --checkJs over js/ and demo/
 	./node_modules/.bin/tsc -p tsconfig.demo.json
 
 fmt: dev-deps ## Format the sources: clang-format (C), prettier (JS, HTML, CSS)
-	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h src/relaxed/*.c src/relaxed/*.h tests/native/*.c tests/native/*.h
+	clang-format -i src/*.c src/*.h src/ref/*.c src/simd128/*.c src/simd128/*.h src/relaxed/*.c src/relaxed/*.h \
+	  src/imat/*.c src/imat/*.h src/imat/simd128/*.c src/imat/simd128/*.h tests/native/*.c tests/native/*.h tests/oracle/*.c tools/*.c
 	./node_modules/.bin/prettier --log-level warn --write "js/**/*.js" "tests/**/*.{js,mjs}" "bench/**/*.js" \
 	  "demo/**/*.{js,html,css}" "tools/**/*.mjs"
 

@@ -8,9 +8,9 @@
 #define BQ_IMAT_H
 
 #include "../internal.h"
-#include "../kquants.h"
 #include "../iquants.h"
 #include "../iquants4.h"
+#include "../kquants.h"
 
 /* One family of grid search tables (src/imat/tables.c finds a type's): its size in bytes, how to
  * build it into 64-byte aligned memory of that size (BQ_OK or BQ_EINVAL), and the pointer its

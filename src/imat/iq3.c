@@ -18,10 +18,9 @@
  * weights; a NaN scale), the kernels return BQ_EDOMAIN. NaN bits reach the bytes in one place:
  * a NaN magnitude's payload becomes its code through nearest_int, which the fp.h arithmetic keeps
  * as x86-64 does. */
-#include <float.h>
-
 #include "iq3.h"
 
+#include <float.h>
 
 float bq_iq3_sigma2(const float *x) {
   float s = 0;
@@ -77,8 +76,7 @@ void bq_iq3_sums(const float *w, const float *v, const int8_t *L, float *sumqx, 
   *sumq2 = s2;
 }
 
-float bq_iq3_prepare(int G, const float *x, const float *w, float *v, float *waux,
-                     uint8_t *signs) {
+float bq_iq3_prepare(int G, const float *x, const float *w, float *v, float *waux, uint8_t *signs) {
   const int xxs = G == 256;
   for (int i = 0; i < 32; i++) waux[i] = sqrtf(w[i]);
   for (int k = 0; k < 4; k++) {
@@ -167,8 +165,7 @@ int bq_iq3_subblock__ref(int G, const bq_iq3_tables *t, const float *x, const fl
       memcpy(on, on_aux, sizeof on);
     }
   }
-  return bq_iq3_conclude(G, t, bq_iq3_search__ref, v, w, waux, L, on, scale, signs, scale_out,
-                         gi);
+  return bq_iq3_conclude(G, t, bq_iq3_search__ref, v, w, waux, L, on, scale, signs, scale_out, gi);
 }
 
 /* The 4-bit code of a sub-block's scale against the super-block's 1/d. */
@@ -225,8 +222,8 @@ void bq_iq3_finish(int G, const int *sub, const float *scales, const uint16_t *g
   memcpy(block, &b, sizeof b);
 }
 
-int bq_iq3_quantize_rows(int G, bq_iq3_subblock_fn *subblock, const float *x, void *y,
-                         size_t rows, size_t cols, const float *qw) {
+int bq_iq3_quantize_rows(int G, bq_iq3_subblock_fn *subblock, const float *x, void *y, size_t rows,
+                         size_t cols, const float *qw) {
   if (cols % QK_K) return BQ_EINVAL;
   bq_iq3_tables t;
   if (!bq_iq3_tables_of(G, &t)) return BQ_ENOTABLES;

@@ -80,8 +80,7 @@ void bq_iq3_sums(const float *w, const float *v, const int8_t *L, float *sumqx, 
 /* The start of a sub-block's search: sqrt of the weights, the magnitudes v (IQ3_XXS: one flipped
  * back negative in a group with an odd number of negative values) and sign bytes; returns the
  * largest magnitude as ggml's MAX scan finds it. */
-float bq_iq3_prepare(int G, const float *x, const float *w, float *v, float *waux,
-                     uint8_t *signs);
+float bq_iq3_prepare(int G, const float *x, const float *w, float *v, float *waux, uint8_t *signs);
 
 /* The end of a sub-block's search, from the winning trial's codes L, on-grid flags and scale: the
  * groups re-coded at that scale (IQ3_XXS: those off the grid; IQ3_S: all) and the scale refitted,
@@ -111,7 +110,7 @@ void bq_iq3_finish(int G, const int *sub, const float *scales, const uint16_t *g
 /* A quantize_rows kernel on top of a sub-block search (the reference one or the SIMD128 one). */
 typedef int bq_iq3_subblock_fn(int G, const bq_iq3_tables *t, const float *x, const float *w,
                                float *scale, uint16_t *gi, uint8_t *signs);
-int bq_iq3_quantize_rows(int G, bq_iq3_subblock_fn *subblock, const float *x, void *y,
-                         size_t rows, size_t cols, const float *qw);
+int bq_iq3_quantize_rows(int G, bq_iq3_subblock_fn *subblock, const float *x, void *y, size_t rows,
+                         size_t cols, const float *qw);
 
 #endif

@@ -126,7 +126,7 @@ int bq_iq4_nl_rows(const bq_iq4_kernels *k, const float *x, void *y, size_t rows
       float w[32];
       k->weights(xb, qw ? qw + 32 * i : NULL, qw ? bq_iq4_sigma2(xb, 32) : 0.0f, w);
       nl_finish(xb, k->fit(xb, w), k->codes,
-                       (uint8_t *)y + (r * (cols / 32) + i) * sizeof(block_iq4_nl));
+                (uint8_t *)y + (r * (cols / 32) + i) * sizeof(block_iq4_nl));
     }
   return BQ_OK;
 }
@@ -150,7 +150,7 @@ int bq_iq4_xs_rows(const bq_iq4_kernels *k, const float *x, void *y, size_t rows
         }
       }
       xs_finish(xb, scales, max_scale, k->codes,
-                       (uint8_t *)y + (r * (cols / QK_K) + i) * sizeof(block_iq4_xs));
+                (uint8_t *)y + (r * (cols / QK_K) + i) * sizeof(block_iq4_xs));
     }
   return BQ_OK;
 }

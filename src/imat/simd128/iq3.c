@@ -10,10 +10,10 @@
  * the same point (half the time), in one ordered scan of the list for all of them (lanes: trials).
  * A sub-block holding a NaN is left to the reference: the NaN's payload picks its code, and wasm
  * arithmetic need not keep payloads. */
+#include "../iq3.h"
+
 #include <float.h>
 #include <wasm_simd128.h>
-
-#include "../iq3.h"
 
 int bq_iq3_simd_tables_build(int G, void *mem) {
   bq_iq3_tables t;
@@ -104,7 +104,8 @@ static inline void search_trials(const bq_iq3_tables *t, int u, const group4 *g,
   for (int j = 1; j <= nb[0]; j++) {
     const v128_t p = gridf[nb[j]];
     const v128_t q[4] = {wasm_i32x4_shuffle(p, p, 0, 0, 0, 0), wasm_i32x4_shuffle(p, p, 1, 1, 1, 1),
-                         wasm_i32x4_shuffle(p, p, 2, 2, 2, 2), wasm_i32x4_shuffle(p, p, 3, 3, 3, 3)};
+                         wasm_i32x4_shuffle(p, p, 2, 2, 2, 2),
+                         wasm_i32x4_shuffle(p, p, 3, 3, 3, 3)};
     v128_t d2 = wasm_f32x4_splat(0.0f);
     for (int i = 0; i < 4; i++) {
       const v128_t diff = wasm_f32x4_sub(wasm_f32x4_mul(s, q[i]), g->v[i]);
@@ -138,12 +139,11 @@ static inline v128_t codes4(v128_t id, float v) {
   const v128_t r = wasm_i32x4_sub(
       wasm_v128_and(wasm_f32x4_add(t, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x7FFFFF)),
       wasm_i32x4_splat(0x400000));
-  return wasm_i32x4_min(wasm_i32x4_max(r, wasm_i32x4_splat(0)),
-                        wasm_i32x4_splat(BQ_IQ3_KMAXQ - 1));
+  return wasm_i32x4_min(wasm_i32x4_max(r, wasm_i32x4_splat(0)), wasm_i32x4_splat(BQ_IQ3_KMAXQ - 1));
 }
 
-static int subblock(int G, const bq_iq3_tables *t, const float *x, const float *w,
-                    float *scale_out, uint16_t *gi, uint8_t *signs) {
+static int subblock(int G, const bq_iq3_tables *t, const float *x, const float *w, float *scale_out,
+                    uint16_t *gi, uint8_t *signs) {
   v128_t nan = wasm_i32x4_splat(0);
   for (int i = 0; i < 32; i += 4) {
     const v128_t e = wasm_v128_load(x + i);
@@ -186,9 +186,8 @@ static int subblock(int G, const bq_iq3_tables *t, const float *x, const float *
         c[i] = codes4(id, v[4 * k + i]);
         wasm_v128_store(l[4 * k + i], c[i]);
       }
-      const v128_t p = wasm_v128_or(
-          wasm_v128_or(c[0], wasm_i32x4_shl(c[1], 3)),
-          wasm_v128_or(wasm_i32x4_shl(c[2], 6), wasm_i32x4_shl(c[3], 9)));
+      const v128_t p = wasm_v128_or(wasm_v128_or(c[0], wasm_i32x4_shl(c[1], 3)),
+                                    wasm_v128_or(wasm_i32x4_shl(c[2], 6), wasm_i32x4_shl(c[3], 9)));
       wasm_v128_store(u[k], p);
     }
     int on_aux[4][8];

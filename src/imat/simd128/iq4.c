@@ -76,9 +76,9 @@ static void weights(const float *x, const float *qw, float sigma2, float *w) {
   const v128_t s = wasm_f32x4_splat(sigma2);
   for (int j = 0; j < 32; j += 4) {
     const v128_t v = wasm_v128_load(x + j), x2 = wasm_f32x4_mul(v, v);
-    wasm_v128_store(w + j, qw ? wasm_f32x4_mul(wasm_v128_load(qw + j),
-                                               wasm_f32x4_sqrt(wasm_f32x4_add(s, x2)))
-                              : x2);
+    wasm_v128_store(
+        w + j,
+        qw ? wasm_f32x4_mul(wasm_v128_load(qw + j), wasm_f32x4_sqrt(wasm_f32x4_add(s, x2))) : x2);
   }
 }
 
