@@ -58,6 +58,9 @@ const L2_PLAN = planOf(SAMPLES, PASSES),
 let plan = L2_PLAN;
 /** BENCH_OPS=dequantize,matvec times only those ops (for quick runs while tuning). */
 const OPS = new Set((process.env.BENCH_OPS ?? 'dequantize,quantize,dot,matvec').split(','));
+/** BENCH_TYPES=nvfp4,q1_0 times only the rows of those types (weights, or the quantized type). */
+const ONLY = process.env.BENCH_TYPES ? new Set(process.env.BENCH_TYPES.split(',')) : null;
+const picked = (/** @type {string} */ t) => !ONLY || ONLY.has(t);
 
 // Inputs are quantized on an instance of their own: the codec API stages data at the scratch base
 // that Raw allocates from, so quantizing through `simd` would overwrite the buffers of the rows
@@ -430,7 +433,7 @@ for (const n of SIZES) {
     js: big ? new Float32Array(n) : null,
   };
   // dequantize
-  for (const t of OPS.has('dequantize') ? DEQUANT : []) {
+  for (const t of OPS.has('dequantize') ? DEQUANT.filter(picked) : []) {
     const q = quantize(t);
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
@@ -470,7 +473,7 @@ for (const n of SIZES) {
     pinFor(`${n} weights, other rows`);
   }
   // quantize
-  for (const t of OPS.has('quantize') ? (big ? QUANT : [...QUANT, ...QUANT_L2]) : []) {
+  for (const t of OPS.has('quantize') ? (big ? QUANT : [...QUANT, ...QUANT_L2]).filter(picked) : []) {
     freshExtras();
     for (const impl of ['simd128', 'scalar']) {
       const r = raws[impl];
@@ -496,7 +499,9 @@ for (const n of SIZES) {
     flush(!big);
   }
   // dot (vec_dot pairs, and the fused f32 dots)
-  for (const [t, a] of OPS.has('dot') ? [...PAIRS, ...F32_DOTS.map((t) => [t, 'f32'])] : []) {
+  for (const [t, a] of OPS.has('dot')
+    ? [...PAIRS, ...F32_DOTS.map((t) => [t, 'f32'])].filter(([t]) => picked(t))
+    : []) {
     freshExtras();
     const w = quantize(t);
     const v = a === 'f32' ? x : quantize(a);
@@ -523,7 +528,7 @@ for (const n of SIZES) {
   const rows = n / COLS;
   const xv = x.subarray(0, COLS);
   if (OPS.has('matvec') && !big) checkActivations(xv);
-  for (const [t, a] of OPS.has('matvec') ? PAIRS : []) {
+  for (const [t, a] of OPS.has('matvec') ? PAIRS.filter(([t]) => picked(t)) : []) {
     freshExtras();
     const w = quantize(t);
     const v = prep.quantize(a, xv);
@@ -657,6 +662,21 @@ for (const [t, a] of [
     `matvec ${t}.${a} (${COLS} cols) simd128 >= 8x scalar at ${BIG}`,
     ratio('matvec', `${t}.${a}`, 'simd128', 'scalar', BIG),
     8,
+  ]);
+}
+// The newest types (NVFP4, Q1_0, Q2_0): their decoders at memory speed, their matvecs (ggml's float
+// order, so equal to llama.cpp's to the bit) well ahead of llama.cpp's wasm, which runs ggml's
+// generic C for them.
+for (const t of ['nvfp4', 'q1_0', 'q2_0']) {
+  checks.push([
+    `dequantize ${t} simd128 >= 0.8x ceiling at ${BIG}`,
+    ratio('dequantize', t, 'simd128', 'ceiling', BIG),
+    0.8,
+  ]);
+  checks.push([
+    `matvec ${t}.q8_0 (${COLS} cols) simd128 >= 3x ${PEER} at ${BIG}`,
+    ratio('matvec', `${t}.q8_0`, 'simd128', PEER, BIG),
+    3,
   ]);
 }
 // Issue 15: the resident-weight API keeps the raw kernel's speed (activations quantized per call),

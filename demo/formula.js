@@ -6,7 +6,7 @@
 
 import { blockFields, typeInfo } from '../js/types.js';
 import { tensorTypeName } from '../js/gguf.js';
-import { LUTS, gridPieces, layoutOf, tritOf } from './layout.js';
+import { LUTS, gridPieces, layoutOf, tritOf, ue4m3Half } from './layout.js';
 
 const MINUS = '\u2212';
 const f32 = Math.fround;
@@ -83,7 +83,7 @@ export function elementBytes(format, e) {
   const set = new Set(c.code.src[e].map((s) => s.byte));
   for (const k of [c.sc, c.m]) if (k) for (const s of k.src[j]) set.add(s.byte);
   for (const f of blockFields(format) ?? [])
-    if (f.name === l.d || f.name === l.min) for (let i = 0; i < f.size; i++) set.add(f.offset + i);
+    if ((f.name === l.d && !l.ue4m3) || f.name === l.min) for (let i = 0; i < f.size; i++) set.add(f.offset + i);
   return [...set].sort((a, b) => a - b);
 }
 
@@ -184,6 +184,32 @@ export function explainElement(r, e, { steps: withSteps = true } = {}) {
   let scaleSym = dName,
     scaleFill = fmt32(D),
     scv = 1;
+  if (l.ue4m3 && c.sc) {
+    // NVFP4: the sub-block's scale byte is a UE4M3 number, halved; x = scale · code value
+    if (steps) steps.push(`j = ⌊${e}/${l.sub}⌋ = ${j} (the sub-block)`);
+    const b = assemble(r.format, r.bytes, c.sc, j, `sc_${j}`, steps);
+    const ue = ue4m3Half(b),
+      ex = (b >> 3) & 15,
+      mm = b & 7;
+    if (steps)
+      steps.push(
+        b === 0x7f
+          ? `ue4m3(${hex(b)}) = 0 (0x7F is read as 0)`
+          : ex === 0
+            ? `ue4m3(${hex(b)}): e = 0, m = ${mm} → ${mm} · 2^−9 · 0.5 = ${fmt32(ue)} (halved)`
+            : `ue4m3(${hex(b)}): e = ${ex}, m = ${mm} → (1 + ${mm}/8) · 2^(${ex} − 7) · 0.5 = ${fmt32(ue)} (halved)`,
+      );
+    const value = f32(ue * qv);
+    return {
+      e,
+      j,
+      steps: steps ?? [],
+      symbolic: `x = ue4m3(sc_j) · ${qSym}`,
+      filled: `${fmt32(ue)} · ${qFill}`,
+      result: fmt32(value),
+      value,
+    };
+  }
   if (c.sc && l.sc) {
     if (steps) steps.push(`j = ⌊${e}/${l.sub}⌋ = ${j} (the sub-block)`);
     const rawS = assemble(r.format, r.bytes, c.sc, j, `sc_${j}`, steps);

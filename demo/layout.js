@@ -20,17 +20,34 @@ import { blockFields, typeInfo } from '../js/types.js';
  * @typedef {{ cases: Case[], signed: boolean, offset: number }} Values
  *   the decoded integer: (signed ? as int of its bit width : unsigned) + offset
  * @typedef {{ code: Values, sub: number, sc: Values | null, m: Values | null, d: string,
- *   min: string | null, minSign: number, lut?: string, e8m0?: boolean }} Layout
+ *   min: string | null, minSign: number, lut?: string, e8m0?: boolean, ue4m3?: boolean }} Layout
  *   x = (d * sc_j) * q + minSign * (min * m_j), q = code, or q = LUTS[lut][code] with a lut (the
- *   non-linear IQ4 and FP4 codebooks); sc_j = 1 and m_j = 1 without sub-blocks; e8m0: field d is
- *   one byte e meaning 2^(e-128) (MXFP4's E8M0 scale, halved because its codebook holds 2 x E2M1)
+ *   non-linear IQ4 and FP4 codebooks, Q1_0's signs); sc_j = 1 and m_j = 1 without sub-blocks;
+ *   e8m0: field d is one byte e meaning 2^(e-128) (MXFP4's E8M0 scale, halved because its codebook
+ *   holds 2 x E2M1); ue4m3: there is no d, sc_j is a UE4M3 byte and x = ue4m3(sc_j) * q
+ *   (NVFP4's per-sub-block scales, halved for the same codebook: ue4m3Half)
  */
 
-/** The non-linear codebooks (ggml's kvalues_iq4nl and kvalues_mxfp4): code -> integer multiplier. */
+/** The codebooks: code -> integer multiplier. ggml's non-linear kvalues_iq4nl and kvalues_mxfp4
+ * (twice the E2M1 values, shared by MXFP4 and NVFP4), and Q1_0's sign bit (set: +d, clear: -d). */
 export const LUTS = Object.freeze({
   kvalues_iq4nl: Object.freeze([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]),
   kvalues_mxfp4: Object.freeze([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12]),
+  q1_0_sign: Object.freeze([-1, 1]),
 });
+
+/**
+ * The value of an NVFP4 scale byte, as ggml's ggml_ue4m3_to_fp32 gives it: UE4M3 (4 exponent
+ * bits, bias 7, 3 mantissa bits; bit 7 ignored) halved, to pair with the doubled E2M1 codebook.
+ * 0x00 and 0x7F are 0 (0xFF is not: it reads as 240); exponent 0 is m · 2^-9, halved.
+ * @param {number} b a byte
+ */
+export function ue4m3Half(b) {
+  if (b === 0 || b === 0x7f) return 0;
+  const e = (b >> 3) & 15,
+    m = b & 7;
+  return (e === 0 ? m * 2 ** -9 : (1 + m / 8) * 2 ** (e - 7)) * 0.5;
+}
 
 /** @param {string} field @param {number} bits @param {number} group @param {{ at?: number, from?: number }} [o] @returns {Part} */
 const plane = (field, bits, group, { at = 0, from = 0 } = {}) => ({
@@ -187,6 +204,23 @@ const LAYOUT = {
     minSign: 0,
   },
   tq2_0: { code: vals([plane('qs', 2, 32)], -1), sub: 0, sc: null, m: null, d: 'd', min: null, minSign: 0 },
+  // Sub-block s (16 elements) under its UE4M3 byte d[s], codes in qs[8s .. 8s+7]: element j < 8 in
+  // the low nibble of qs[8s + j], j + 8 in its high nibble.
+  nvfp4: {
+    code: vals([plane('qs', 4, 8)]),
+    sub: 16,
+    sc: vals([plane('d', 8, 1)]),
+    m: null,
+    d: 'd',
+    min: null,
+    minSign: 0,
+    lut: 'kvalues_mxfp4',
+    ue4m3: true,
+  },
+  // One sign bit per element, bit j % 8 of qs[j / 8]: x = +d where set, -d where clear.
+  q1_0: { code: vals([plane('qs', 1, 1)]), sub: 0, sc: null, m: null, d: 'd', min: null, minSign: 0, lut: 'q1_0_sign' },
+  // Four 2-bit codes per byte, element j at bits 2 (j % 4) of qs[j / 4]: x = d · (q - 1).
+  q2_0: { code: vals([plane('qs', 2, 1)], -1), sub: 0, sc: null, m: null, d: 'd', min: null, minSign: 0 },
 };
 
 // ---- the grid formats (IQ2_XXS ... IQ1_M) ----
@@ -592,9 +626,12 @@ export function decodeBlock(format, b, grids = null) {
     M = l.min ? scalars[l.min] : 0;
   const lut = l.lut ? LUTS[/** @type {keyof typeof LUTS} */ (l.lut)] : null;
   const values = new Float32Array(codes.length);
+  // NVFP4: no d, each sub-block's scale is its UE4M3 byte's value (ggml: code value · scale)
+  const ue = l.ue4m3 && sc ? Float32Array.from(sc, ue4m3Half) : null;
   for (let e = 0; e < codes.length; e++) {
     const j = l.sub ? Math.floor(e / l.sub) : 0;
-    const x = f(f(D * (sc ? sc[j] : 1)) * (lut ? lut[codes[e]] : codes[e]));
+    const q = lut ? lut[codes[e]] : codes[e];
+    const x = ue ? f(q * ue[j]) : f(f(D * (sc ? sc[j] : 1)) * q);
     values[e] = l.min ? f(x + l.minSign * f(M * (m ? m[j] : 1))) : x;
   }
   const where = (/** @type {Compiled} */ k, /** @type {number} */ i) =>
@@ -604,7 +641,7 @@ export function decodeBlock(format, b, grids = null) {
           `${s.field}[${s.byte - fieldOffset(format, s.field)}]${s.trit < 0 ? bitRange(s.shift, s.bits) : ` trit ${s.trit}`}`,
       )
       .join(' ');
-  const scale = sc && Float32Array.from(sc, (s) => f(D * s));
+  const scale = ue ?? (sc && Float32Array.from(sc, (s) => f(D * s)));
   return {
     scalars,
     codes,
@@ -612,7 +649,7 @@ export function decodeBlock(format, b, grids = null) {
     m,
     values,
     scale,
-    scaleName: 'd · sc_j',
+    scaleName: ue ? 'ue4m3(sc_j)' : 'd · sc_j',
     sub: l.sub,
     where: (/** @type {number} */ e) => where(c.code, e),
     scWhere: (/** @type {number} */ j) => (c.sc ? where(c.sc, j) : ''),
@@ -747,7 +784,7 @@ export function layoutText(format) {
   const l = c.layout,
     { blockSize } = typeInfo(format);
   const ns = l.sub ? blockSize / l.sub : 0;
-  const scale = l.sc ? `(${l.d} · sc_j)` : l.d;
+  const scale = l.ue4m3 ? 'ue4m3(sc_j)' : l.sc ? `(${l.d} · sc_j)` : l.d;
   const min = l.min ? ` ${l.minSign < 0 ? '−' : '+'} ${l.m ? `${l.min} · m_j` : l.min}` : '';
   const q = l.lut ? `${l.lut}[q_e]` : 'q_e';
   const lines = [`x_e = ${scale} · ${q}${min}${l.sub ? `,  j = ⌊e/${l.sub}⌋ (the sub-block)` : ''}`];
@@ -756,6 +793,10 @@ export function layoutText(format) {
   if (l.m) lines.push(`m_j = ${valuesText(l.m, 'j', ns)}`);
   if (l.lut) lines.push(`${l.lut} = ${LUTS[/** @type {keyof typeof LUTS} */ (l.lut)].join(' ')}`);
   if (l.e8m0) lines.push(`${l.d} = 2^(${l.d} byte − 128)  (E8M0, halved: the codebook holds 2 × E2M1)`);
+  if (l.ue4m3)
+    lines.push(
+      'ue4m3(b) = (1 + m/8) · 2^(e − 7) · 0.5, e = (b >> 3) & 15, m = b & 7;  m · 2^−9 · 0.5 for e = 0;  0 for b = 0x7F  (UE4M3, halved: the codebook holds 2 × E2M1)',
+    );
   return lines;
 }
 

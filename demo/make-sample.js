@@ -2,7 +2,7 @@
 // Writes demo/sample.gguf, the demo's bundled model: synthetic F16 and F32 weight tensors shaped
 // and distributed like an LLM's (see sample.js), a norm vector, and the same weights stored in
 // each of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants Q2_K..Q6_K (rows of 1024 = 4 super-blocks),
-// a small tensor of each other block type (IQ4, MXFP4, ternary and the IQ grid types), the integer
+// a small tensor of each other block type (IQ4, MXFP4, NVFP4, Q1_0, Q2_0, ternary and the IQ grid types), the integer
 // and F64 types; and llama-style metadata (attention shape, context length) with a small tokenizer
 // (byte tokens, multi-byte UTF-8 pieces, scores, types) and a chat template. Deterministic.
 import { writeFileSync } from 'node:fs';
@@ -34,12 +34,12 @@ for (const t of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K',
     data: bq.quantize(t, up),
   });
 }
-// The other block formats, small: 4 rows of 256. IQ4_NL/IQ4_XS/MXFP4/TQ1_0/TQ2_0 quantized; the
+// The other block formats, small: 4 rows of 256. IQ4_NL/IQ4_XS/MXFP4/NVFP4/Q1_0/Q2_0/TQ1_0/TQ2_0 quantized; the
 // grid types (which only decode) as blocks of deterministic pseudo-random bytes: every bit pattern
 // of their index, sign and scale fields is a valid block, so only the scale d is set, to a small
 // binary16 (IQ1_M keeps its d in the top nibbles of its four scale words).
 const small = q.subarray(0, 1024);
-for (const t of ['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'])
+for (const t of ['iq4_nl', 'iq4_xs', 'mxfp4', 'nvfp4', 'q1_0', 'q2_0', 'tq1_0', 'tq2_0'])
   tensors.push({
     name: `${t}.blk.0.attn_q.weight`,
     type: typeId(t),

@@ -19,6 +19,10 @@ export const NOTES = {
     'IQ4_XS: IQ4_NL’s non-linear table in 256-value super-blocks, with a 6-bit scale per sub-block of 32 (offset 32) under one f16 d: x = d · (sc_j − 32) · table[q].',
   mxfp4:
     'MXFP4: 32 FP4 (E2M1) values sharing one power-of-two scale byte E8M0; the code is a sign and one of 8 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6: x = 2^(e − 127) · fp4(q) (ggml halves the table and doubles the scale).',
+  nvfp4:
+    'NVFP4: 64 values in four sub-blocks of 16, each with its own scale byte in UE4M3 (4 exponent bits, 3 mantissa bits, no sign); the code is an FP4 (E2M1) sign and magnitude 0 … 6: x = ue4m3(d_j) · fp4(q). ggml doubles the E2M1 table (0 … 12, as MXFP4) and halves the scale, and takes the scale as max|x| / 6 rounded to UE4M3, so the largest value of a sub-block lands on ±6 · scale. Files come from converters (llama-quantize has no NVFP4 output).',
+  q1_0: 'Q1_0: one bit per weight, its sign, under one f16 d per 128 values: x = +d where the bit is set (x ≥ 0, −0 included), −d where it is clear (x < 0, and NaN). d is the mean |x| of the block, the scale that keeps the block’s sum of |x|: 1.125 bits per weight, the 1-bit “Bonsai” models.',
+  q2_0: 'Q2_0: 2-bit codes, four per byte, under one f16 d = max|x| per 64 values: x = d · (q − 1). ggml rounds x / d to −1, 0 or +1 (q = 0, 1, 2); q = 3 (+2d) decodes but ggml never writes it, since |x / d| ≤ 1. Files from before the upstream merge stored 128-value groups under the same id: they do not decode as this.',
   tq1_0:
     'TQ1_0: ternary weights (−1, 0, 1), five per byte as base-3 digits (3^5 = 243 ≤ 256) plus four per byte in the tail, under one f16 d: x = d · (t − 1).',
   tq2_0:

@@ -247,6 +247,7 @@ static_assert(BQ_BLK_iq2_xxs == QK_K && BQ_BLK_iq2_xs == QK_K && BQ_BLK_iq2_s ==
                   BQ_BLK_iq3_xxs == QK_K && BQ_BLK_iq3_s == QK_K && BQ_BLK_iq1_s == QK_K &&
                   BQ_BLK_iq1_m == QK_K,
               "grid super-blocks");
-static_assert(BQ_BLK_nvfp4 % BQ_NVFP4_SUB == 0, "nvfp4: whole sub-blocks");
+static_assert(BQ_BLK_nvfp4 % BQ_NVFP4_SUB == 0 && BQ_SUB_nvfp4 == BQ_NVFP4_SUB,
+              "nvfp4: whole sub-blocks, each reported by the stats kernel");
 
 #endif

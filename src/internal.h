@@ -46,4 +46,10 @@ static inline uint8_t bq_cvt_u8(float x) {
 
 static inline int bq_cvt_i8(float x) { return (int8_t)bq_cvt_u8(x); }
 
+/* The same cast to int, (int)(float): INT32_MIN for NaN and |x| >= 2^31 (x = -2^31 is in range). */
+static inline int32_t bq_cvt_i32(float x) {
+  if (!(x >= -2147483648.0f && x < 2147483648.0f)) return INT32_MIN;
+  return (int32_t)x;
+}
+
 #endif

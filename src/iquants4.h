@@ -1,9 +1,10 @@
-/* The 4-bit non-linear formats IQ4_NL and IQ4_XS, MXFP4, and the ternary formats TQ1_0 and TQ2_0:
- * their value tables and helpers, and the reference kernel prototypes (the IQ4 quantizers are in
+/* The 4-bit non-linear formats IQ4_NL and IQ4_XS, MXFP4 and NVFP4, and the ternary formats TQ1_0
+ * and TQ2_0: their value tables and helpers (MXFP4's and NVFP4's scale conversions and code
+ * search among them), and the reference kernel prototypes (the IQ4 quantizers are in
  * src/imat/iq4.c). The block structs are in blocks.h.
  *
- * IQ4_NL and MXFP4 blocks hold 32 elements, the others super-blocks of QK_K = 256. MXFP4's e is an
- * E8M0 exponent byte. */
+ * IQ4_NL and MXFP4 blocks hold 32 elements, NVFP4 blocks 64 (four sub-blocks of 16), the others
+ * super-blocks of QK_K = 256. MXFP4's e is an E8M0 exponent byte, NVFP4's d[4] UE4M3 bytes. */
 #ifndef BQ_IQUANTS4_H
 #define BQ_IQUANTS4_H
 
@@ -37,6 +38,57 @@ static inline int bq_iq4_best_index(const int8_t *v, float x) {
  * binary32 subnormals 2^-128 and 2^-127; e = 255 is 2^127, not NaN). */
 static inline float bq_e8m0_half(uint8_t e) {
   return bq_float(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23);
+}
+
+/* The first code i whose value kvalues_mxfp4[i] * d is nearest x, ggml's best_index_mxfp4 (MXFP4
+ * and NVFP4): a strict < over the 16 codes in order, so +0 beats -0 (code 8), the lower index wins
+ * a tie, and a NaN x (or an error that is NaN or Inf for every code) gives code 0. */
+static inline int bq_fp4_best_code(float x, float d) {
+  int best = 0;
+  float best_err = fabsf((float)bq_kvalues_mxfp4[0] * d - x);
+  for (int i = 1; i < 16; i++) {
+    const float err = fabsf((float)bq_kvalues_mxfp4[i] * d - x);
+    if (err < best_err) {
+      best = i;
+      best_err = err;
+    }
+  }
+  return best;
+}
+
+/* NVFP4's sub-block scale, ggml's ggml_ue4m3_to_fp32 (ggml-impl.h): a UE4M3 byte (4 exponent bits,
+ * bias 7, 3 mantissa bits; bit 7 ignored) as a float, halved to pair with the doubled E2M1 table.
+ * 0x00 and 0x7F give 0 (0xFF does not: it reads as e = 15, m = 7, 240); exponent 0 is m * 2^-9,
+ * halved m * 2^-10; otherwise (1 + m/8) * 2^(e-7), halved (8 + m) * 2^(e-11). ggml builds it with
+ * ldexpf and a multiply by 0.5, both exact, so the bits are built directly. */
+static inline float bq_ue4m3_half(uint8_t b) {
+  if (b == 0 || b == 0x7F) return 0.0f;
+  const uint32_t e = (uint32_t)(b >> 3) & 15, m = b & 7u;
+  if (e == 0) return (float)m * 0x1p-10f;
+  return bq_float((e + 119) << 23 | m << 20); /* 2^(e-8) * (1 + m/8) */
+}
+
+/* ggml_fp32_to_ue4m3: the UE4M3 byte of x > 0, 0 for NaN and x <= 0. x is clamped to 448; an
+ * exponent below UE4M3's (x < 2^-6) takes round(x * 2^9) as ggml computes it, (int)(x * 512 + 0.5)
+ * with its float rounding, capped at 7 (0 gives 0); otherwise the top 3 mantissa bits rounded up
+ * on bit 19 (half up, not to even), a carry bumping the exponent; exponent 15 gives 0x7E. */
+static inline uint8_t bq_ue4m3_from_f32(float x) {
+  if (!(x > 0.0f)) return 0;
+  if (x > 448.0f) x = 448.0f;
+  const uint32_t u = bq_bits(x);
+  int e = (int)(u >> 23 & 0xFF) - 127 + 7;
+  if (e <= 0) {
+    int m = (int)(x * 512.0f + 0.5f);
+    if (m > 7) m = 7;
+    return m < 1 ? 0 : (uint8_t)m;
+  }
+  if (e >= 15) return 0x7E;
+  int m = (int)(u >> 20 & 7) + (int)(u >> 19 & 1);
+  if (m > 7) {
+    m = 0;
+    if (++e >= 15) return 0x7E;
+  }
+  return (uint8_t)(e << 3 | m);
 }
 
 /* The ternary quantizers' trit: ggml's int xi = lroundf(v) + 1 (round half away from zero) as
@@ -86,10 +138,12 @@ int bq_nl32_dot_q8_0(const void *x, size_t block_bytes, size_t qs_offset, const 
 BQ_REF_ROW_PROTOS(iq4_nl)
 BQ_REF_ROW_PROTOS(iq4_xs)
 BQ_REF_ROW_PROTOS(mxfp4)
+BQ_REF_ROW_PROTOS(nvfp4)
 BQ_REF_ROW_PROTOS(tq1_0)
 BQ_REF_ROW_PROTOS(tq2_0)
 BQ_DOT_PROTO(iq4_nl, q8_0, __ref);
 BQ_DOT_PROTO(mxfp4, q8_0, __ref);
+BQ_DOT_PROTO(nvfp4, q8_0, __ref);
 BQ_DOT_PROTO(iq4_xs, q8_K, __ref);
 BQ_DOT_PROTO(tq1_0, q8_K, __ref);
 BQ_DOT_PROTO(tq2_0, q8_K, __ref);

@@ -2,10 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { init, GGMLType, simdSupported, knownTypes, CODEC_TYPES, typeInfo } from '../js/index.js';
+import { init, GGMLType, simdSupported, knownTypes, CODEC_TYPES, typeId, typeInfo } from '../js/index.js';
 import * as oracle from './lib/oracle.js';
 import * as oracleK from './lib/oracle-k.js';
 import * as oracleIQ from './lib/oracle-iq.js';
+import * as ggml from './lib/ggml.js';
 import {
   ALL_TYPES,
   BACKEND,
@@ -157,18 +158,26 @@ test('matvec rows equal dots: quantized activations by default, f32 with exact',
 test('NaN and Inf inputs follow ggml through the API', () => {
   const x = edgeInputs(32, SEED); // 1024 values: whole blocks of every type
   // The grid types have no JS model (and ggml aborts on many NaN inputs of theirs):
-  // tests/imat-*.test.js compare them with ggml itself.
+  // tests/imat-*.test.js compare them with ggml itself. NVFP4, Q1_0 and Q2_0 have no JS model
+  // either: llama.cpp's ggml itself (tests/lib/ggml.js).
   const GRID = ['iq2_xxs', 'iq2_xs', 'iq2_s', 'iq3_xxs', 'iq3_s', 'iq1_s', 'iq1_m'];
+  const NEW = ['nvfp4', 'q1_0', 'q2_0'];
   for (const t of ALL_TYPES.filter((t) => !GRID.includes(t))) {
     // The K-quants (tests/lib/oracle-k.js) and IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0
     // (tests/lib/oracle-iq.js) have their own independent models.
+    const id = /** @type {number} */ (typeId(t));
     const model = t in oracleIQ.TYPES ? oracleIQ : t in oracleK.TYPE_SIZE ? oracleK : oracle;
     // (oracleIQ.quantizeChunk: what ggml_quantize_chunk writes, for IQ4_NL its scale search)
-    const want =
-      t === 'q8_K' ? oracleK.quantizeQ8K(x) : model === oracleIQ ? oracleIQ.quantizeChunk(t, x) : model.quantize(t, x);
+    const want = NEW.includes(t)
+      ? ggml.quantize([{ type: id, x, cols: x.length }])[0]
+      : t === 'q8_K'
+        ? oracleK.quantizeQ8K(x)
+        : model === oracleIQ
+          ? oracleIQ.quantizeChunk(t, x)
+          : model.quantize(t, x);
     const q = bq.quantize(t, x);
     assert.equal(firstDiff(q, want), -1, `${t} quantize`);
-    const dq = model.dequantize(t, q);
+    const dq = NEW.includes(t) ? ggml.dequantize([{ type: id, q, n: x.length }])[0] : model.dequantize(t, q);
     assert.equal(firstDiff(bq.dequantize(t, q), dq), -1, `${t} dequantize`);
   }
   // Spelled out for Q8_0 (x86 ggml): in an all-NaN block MAX() keeps NaN, so d is NaN (0x7E00) and

@@ -95,6 +95,9 @@ const DIAGRAMS = {
   mxfp4: [17, ['e', 0, 1], ['qs', 1, 16]],
   tq1_0: [54, ['qs', 0, 48], ['qh', 48, 4], ['d', 52, 2]],
   tq2_0: [66, ['qs', 0, 64], ['d', 64, 2]],
+  nvfp4: [36, ['d', 0, 4], ['qs', 4, 32]],
+  q1_0: [18, ['d', 0, 2], ['qs', 2, 16]],
+  q2_0: [18, ['d', 0, 2], ['qs', 2, 16]],
 };
 
 test('the byte diagram: fields in order with their offsets and sizes', () => {
@@ -251,6 +254,41 @@ test('the codebook, E8M0, ternary and grid formats name their lookups', () => {
   raw1[0] = 0x00;
   raw1[1] = 0x1c;
   assert.match(explainElement(parts('iq1_s', raw1), 0).symbolic, /^x = \(d · \(1 \+ 2 · s_j\)\) · \(g [+−] 1\/8\)$/);
+});
+
+test('NVFP4, Q1_0 and Q2_0: the UE4M3 sub-block scale, the sign bit, the code minus 1', () => {
+  // NVFP4 element 21: sub-block 1 (scale byte d[1]), qs[8 + 5] low nibble.
+  const nv = new Uint8Array(36);
+  nv.set([0x00, 0x3c, 0x05, 0x7f], 0); // d[1] = 0x3c: e = 7, m = 4 -> 1.5 halved; d[2]: e = 0, m = 5
+  nv[4 + 13] = 0x2c; // element 21: code 12 (-4); element 29: code 2
+  const ex = explainElement(parts('nvfp4', nv), 21);
+  assert.equal(ex.symbolic, 'x = ue4m3(sc_j) · kvalues_mxfp4[q]');
+  assert.equal(ex.filled, '0.75 · (\u22124)');
+  assert.equal(ex.result, '\u22123');
+  assert.ok(
+    ex.steps.includes('ue4m3(0x3c): e = 7, m = 4 → (1 + 4/8) · 2^(7 − 7) · 0.5 = 0.75 (halved)'),
+    ex.steps.join('\n'),
+  );
+  assert.deepEqual(elementBytes('nvfp4', 21), [1, 4 + 13]);
+  nv[4 + 16] = 0x07; // element 32: sub-block 2, code 7 (12)
+  const sub = explainElement(parts('nvfp4', nv), 32);
+  assert.equal(sub.filled, `${fmt32(5 * 2 ** -10)} · 12`);
+  assert.ok(sub.steps.some((s) => s.startsWith('ue4m3(0x05): e = 0, m = 5 → 5 · 2^−9 · 0.5')));
+  assert.equal(explainElement(parts('nvfp4', nv), 48).filled, '0 · 0'); // d[3] = 0x7F reads as 0
+  // Q1_0: bit 1 of qs[1] is element 9; set: +d.
+  const q1 = new Uint8Array(18);
+  q1[1] = 0x3c; // d = 1
+  q1[2 + 1] = 0x02;
+  assert.equal(explainElement(parts('q1_0', q1), 9).filled, '1 · 1');
+  assert.equal(explainElement(parts('q1_0', q1), 8).filled, '1 · (\u22121)');
+  assert.equal(explainElement(parts('q1_0', q1), 8).symbolic, 'x = d · q1_0_sign[q]');
+  // Q2_0: element 9 is bits 2-3 of qs[2].
+  const q2 = new Uint8Array(18);
+  q2[1] = 0x3c;
+  q2[2 + 2] = 0b1100;
+  const e2 = explainElement(parts('q2_0', q2), 9);
+  assert.equal(e2.symbolic, 'x = d · (q − 1)');
+  assert.equal(e2.filled, '1 · (3 − 1)');
 });
 
 test("a quantized tensor's float original: same shape, its name without the type tag", () => {

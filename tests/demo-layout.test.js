@@ -18,7 +18,7 @@ test('every block format the codec decodes has a layout description', () => {
     .filter((t) => t.blockSize > 1 && t.dequantize)
     .map((t) => t.name);
   assert.deepEqual([...LAYOUT_FORMATS].sort(), [...decodable].sort());
-  assert.equal(decodable.length, 24);
+  assert.equal(decodable.length, 27);
 });
 
 // SHA-256 of ggml's tables (ggml-common.h) as little-endian bytes, 8 (IQ3: 4) bytes per row.
@@ -91,6 +91,12 @@ test('the layout texts say how each format stores its codes', () => {
     /trit ⌊e\/32⌋ of qs\[e mod 32\] for e < 160; trit ⌊\(e − 160\)\/16⌋ of qs\[32 \+ \(e − 160\) mod 16\]/,
   );
   assert.match(t('tq2_0'), /q_e = \(qs\[32·⌊e\/128⌋ \+ e mod 32\] >> 2·⌊\(e mod 128\)\/32⌋\) & 3, minus 1/);
+  assert.match(t('nvfp4'), /x_e = ue4m3\(sc_j\) · kvalues_mxfp4\[q_e\],  j = ⌊e\/16⌋/);
+  assert.match(t('nvfp4'), /q_e = \(qs\[8·⌊e\/16⌋ \+ e mod 8\] >> 4·⌊\(e mod 16\)\/8⌋\) & 15/);
+  assert.match(t('nvfp4'), /sc_j = d\[j\]/);
+  assert.match(t('q1_0'), /q_e = \(qs\[⌊e\/8⌋\] >> \(e mod 8\)\) & 1/);
+  assert.match(t('q1_0'), /q1_0_sign = -1 1/);
+  assert.match(t('q2_0'), /q_e = \(qs\[⌊e\/4⌋\] >> 2·\(e mod 4\)\) & 3, minus 1/);
   assert.match(t('iq2_xxs'), /iq2xxs_grid\[i_k\]/);
   assert.match(t('iq1_m'), /δ_g/);
   assert.match(

@@ -11,6 +11,7 @@ import { parseGGUF, typeInfo, blockFields } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { inspected, launchDemo, ready as pageReady } from './lib/browser.js';
 import { Bytes } from './lib/gguf-bytes.js';
+import { ue4m3Half } from '../demo/layout.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -26,6 +27,7 @@ const SUB_SCALE = {
   iq3_s: (d, s) => f(d * (1 + 2 * s)),
   iq1_s: (d, s) => f(d * (2 * s + 1)),
   iq1_m: (d, s) => f(d * (2 * s + 1)),
+  nvfp4: (d, s) => ue4m3Half(s), // the sub-block's UE4M3 byte, halved (NEWTYPES.md); no d
 };
 const sample = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
 
@@ -51,7 +53,7 @@ test('every block type in the sample opens in the demo', async (t) => {
           .map((i) => i.name),
       ),
     ];
-    assert.equal(blockTypes.length, 22, `block types in the sample: ${blockTypes}`);
+    assert.equal(blockTypes.length, 25, `block types in the sample: ${blockTypes}`);
 
     await t.test('no tensor is marked ⊘', async () => {
       const marked = await page.$$eval('[data-testid=tensor-row].unsupported', (rs) => rs.map((r) => r.dataset.name));
@@ -126,6 +128,7 @@ test('every block type in the sample opens in the demo', async (t) => {
         );
         // The block's scale d, as ggml reads it (MXFP4: the E8M0 byte e, 2^(e-128)).
         if (fmt === 'mxfp4') assert.equal(Number(ins.e), 2 ** (b[0] - 128));
+        else if (fmt === 'nvfp4') assert.equal(ins.d, undefined, 'NVFP4 has no block d, four UE4M3 sub-block bytes');
         else if (fmt === 'iq1_m') {
           // IQ1_M's d: the top nibbles of its four u16 scale words.
           const w = (i) => b[48 + 2 * i] | (b[49 + 2 * i] << 8);

@@ -67,7 +67,7 @@ function randomBlocks(type, n, r) {
 /** Columns per type: one block, a few, and past the SIMD matvecs' prepared-activation lengths. */
 const colsOf = (/** @type {string} */ t) => {
   const b = Math.max(typeInfo(t).blockSize, 32);
-  return b === 256 ? [256, 768, 65 * 256] : [32, 96, 4096, 513 * 32];
+  return b === 256 ? [256, 768, 65 * 256] : [b, 3 * b, 4096, Math.ceil((513 * 32) / b) * b];
 };
 
 test(`matvec(W, x) equals matvec(type, bytes, rows, x) bit for bit for every matvec type, seed ${SEED}`, () => {

@@ -13,6 +13,7 @@ const bq = await codec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
 const raw = new Raw(bq.exports);
 const FOUR = ['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'];
+const NEW = ['nvfp4', 'q1_0', 'q2_0']; // tests/newtypes.test.js
 const GRID = ['iq2_xxs', 'iq2_xs', 'iq2_s', 'iq3_xxs', 'iq3_s', 'iq1_s', 'iq1_m'];
 const SETS = { 'golden-iq4': FOUR, 'golden-iqgrid': GRID };
 
@@ -200,7 +201,8 @@ test('typeInfo says which operations every type has', () => {
     const { name } = typeInfo(t);
     if (['f32', 'f16', 'bf16', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q8_1'].includes(name)) return null;
     if (/^q\d_K$/.test(name)) return null;
-    if (FOUR.includes(name)) return { quantize: true, dequantize: true, dot: true, dotF32: true, matvec: true };
+    if (FOUR.includes(name) || NEW.includes(name))
+      return { quantize: true, dequantize: true, dot: true, dotF32: true, matvec: true };
     if (GRID.includes(name)) return { quantize: true, dequantize: true, dot: true, dotF32: true, matvec: true };
     return { quantize: false, dequantize: false, dot: false, dotF32: false, matvec: false }; // I8..F64
   };

@@ -52,7 +52,7 @@ for (const n of [2, 3]) {
           [1, b],
           [n, 3 * b],
           [7 * n + 1, b === 256 ? 768 : 4096],
-          [5, b === 256 ? 513 * 256 : 4097 * 32],
+          [5, b === 256 ? 513 * 256 : Math.ceil((4097 * 32) / b) * b],
         ]) {
           const { bytes, x } = problem(t, rows, cols, seed++);
           for (const exact of [false, true]) {

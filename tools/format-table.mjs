@@ -6,6 +6,15 @@ import { init, knownTypes, typeInfo } from '../js/index.js';
 /** Integer and F64 tensors decode to their own typed arrays (dequantizeTensor, dequantizeRows). */
 const TYPED = { i8: 'Int8Array', i16: 'Int16Array', i32: 'Int32Array', i64: 'BigInt64Array', f64: 'Float64Array' };
 
+/** What the type table does not say of a type: its format in a few words, and what is ours. */
+const NOTES = {
+  nvfp4: 'a UE4M3 scale per 16 values, E2M1 codes; no llama-quantize output type (converted models)',
+  q1_0: 'sign bits under one d, the mean absolute value of the 128 values',
+  q2_0: 'codes −d, 0, +d (code 3, 2d, decodes but ggml never writes it); not the pre-release 128-value Q2_0 files',
+};
+/** The pairs whose SIMD128 dot adds in ggml's order, so that every build equals its vec_dot to the bit. */
+const EXACT_DOT = new Set(['nvfp4', 'q1_0', 'q2_0']);
+
 /**
  * The table as markdown lines.
  * @param {Record<string, unknown>} exports the SIMD128 build's exports
@@ -31,6 +40,8 @@ export function formatTable(exports) {
       t.matvec && t.dot && simd(`bq_${t.name}_matvec_${pair}`) && 'matvec',
     ].filter(Boolean);
     const notes = [];
+    if (NOTES[t.name]) notes.push(NOTES[t.name]);
+    if (EXACT_DOT.has(t.name)) notes.push(`dot with ${pair} equal to ggml's on every build`);
     if (TYPED[t.name]) notes.push(`dequantizeTensor returns a ${TYPED[t.name]}`);
     if (activation.has(id) && !t.dot && t.blockSize > 1) notes.push('activation format (the other operand of dots)');
     if (t.dequantize && !t.quantize) notes.push("ggml's quantizer needs an importance matrix: decode only");

@@ -12,21 +12,6 @@
  * (SHA-256 of the 16 bytes: adf76b67...d478f97, checked by the native test). */
 const int8_t bq_kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
-/* The first code whose value times d is nearest x (strict <: +0 over -0, the lower index on a
- * tie; NaN gives 0). */
-static int best_code(float x, float d) {
-  int best = 0;
-  float best_err = fabsf((float)bq_kvalues_mxfp4[0] * d - x);
-  for (int i = 1; i < 16; i++) {
-    const float err = fabsf((float)bq_kvalues_mxfp4[i] * d - x);
-    if (err < best_err) {
-      best = i;
-      best_err = err;
-    }
-  }
-  return best;
-}
-
 BQ_QUANTIZE_PROTO(mxfp4, __ref) {
   if (n % 32) return BQ_EINVAL;
   for (size_t i = 0; i < n / 32; i++) {
@@ -38,7 +23,7 @@ BQ_QUANTIZE_PROTO(mxfp4, __ref) {
     b.e = amax > 0 ? bq_cvt_u8(floorf((float)log2((double)amax)) - 2 + 127) : 0;
     const float d = bq_e8m0_half(b.e);
     for (int j = 0; j < 16; j++)
-      b.qs[j] = (uint8_t)(best_code(xb[j], d) | best_code(xb[j + 16], d) << 4);
+      b.qs[j] = (uint8_t)(bq_fp4_best_code(xb[j], d) | bq_fp4_best_code(xb[j + 16], d) << 4);
     memcpy((uint8_t *)y + i * sizeof b, &b, sizeof b);
   }
   return BQ_OK;

@@ -141,34 +141,6 @@ BQ_MATVEC_PROTO(mxfp4, q8_0, __simd128) {
                             bq_mxfp4_dot_q8_0__simd128);
 }
 
-/* The first code whose value times d is nearest x, for four lanes, as the reference's best_code
- * over all 16 codes. The table is 0 and +-(1, 2, 3, 4, 6, 8, 12): for x > 0 no negative value (nor
- * code 8, which ties code 0) is strictly nearer than code 0, and for x < 0 no positive one, while
- * |(-v) * d - x| is |v * d - |x|| exactly (negation and a - b = -(b - a) are exact). So the search
- * runs over codes 0..7 against |x|, in order with strict <, and a negative x takes code + 8 (code 0
- * stays 0: -0 and NaN give code 0 as in the reference). c[j] = kvalues[j] * d, exact. */
-static inline v128_t best_codes(const v128_t *c, v128_t x) {
-  const v128_t a = wasm_f32x4_abs(x);
-  v128_t best = wasm_i32x4_splat(0), err = a;
-  for (int j = 1; j < 8; j++) {
-    const v128_t e = wasm_f32x4_abs(wasm_f32x4_sub(c[j], a));
-    const v128_t m = wasm_f32x4_lt(e, err);
-    best = wasm_v128_bitselect(wasm_i32x4_splat(j), best, m);
-    err = wasm_v128_bitselect(e, err, m);
-  }
-  const v128_t neg = wasm_v128_and(wasm_f32x4_lt(x, wasm_f32x4_splat(0.0f)),
-                                   wasm_i32x4_ne(best, wasm_i32x4_splat(0)));
-  return wasm_v128_or(best, wasm_v128_and(neg, wasm_i32x4_splat(8)));
-}
-
-/* The 16 codes of 16 consecutive values, one byte each. */
-static inline v128_t codes16(const v128_t *c, const float *x) {
-  v128_t q[4];
-  for (int k = 0; k < 4; k++) q[k] = best_codes(c, wasm_v128_load(x + 4 * k));
-  return wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]),
-                                 wasm_i16x8_narrow_i32x4(q[2], q[3]));
-}
-
 /* The shared exponents of four blocks from their maxima (one per lane): floor((float)log2(amax)) -
  * 2 + 127 as the reference computes it, without the log2 where the exponent field gives it. For a
  * normal amax = m * 2^k (m in [1, 2)), log2 is k + log2(m), and unless m is within 2^-15 of 2,
@@ -228,7 +200,7 @@ static inline void quantize4(const float *x, uint8_t *out) {
       c[k] = wasm_f32x4_mul(wasm_f32x4_splat((float)bq_kvalues_mxfp4[k]), d4[b]);
     const float *xb = x + 32 * b;
     uint8_t *o = out + b * sizeof(block_mxfp4);
-    const v128_t lo = codes16(c, xb), hi = codes16(c, xb + 16);
+    const v128_t lo = bq_fp4_codes16(c, xb), hi = bq_fp4_codes16(c, xb + 16);
     wasm_v128_store(o + XQS, wasm_v128_or(lo, wasm_i8x16_shl(hi, 4)));
   }
   wasm_v128_store8_lane(out + XE, e, 0);

@@ -331,6 +331,23 @@ static inline v128_t bq_sum8(const v128_t p[8]) {
                         wasm_f32x4_add(wasm_f32x4_add(p[4], p[5]), wasm_f32x4_add(p[6], p[7])));
 }
 
+/* s + t[0] + t[1] + t[2] + t[3], added one lane at a time in that order (a running float sum, as a
+ * reference dot adds its terms), in every lane of s: each term is splat before it is added, so the
+ * lanes stay equal and no lane leaves the vector inside a loop (lane 0 is read at the end). */
+static inline v128_t bq_add_lanes_in_order(v128_t s, v128_t t) {
+  s = wasm_f32x4_add(s, wasm_i32x4_shuffle(t, t, 0, 0, 0, 0));
+  s = wasm_f32x4_add(s, wasm_i32x4_shuffle(t, t, 1, 1, 1, 1));
+  s = wasm_f32x4_add(s, wasm_i32x4_shuffle(t, t, 2, 2, 2, 2));
+  return wasm_f32x4_add(s, wasm_i32x4_shuffle(t, t, 3, 3, 3, 3));
+}
+
+/* t with lanes n..3 made -0, the float that adds as an exact identity (x + -0 is x for every x,
+ * -0 and NaN included): the terms of a last, zero-padded group of n < 4 blocks. */
+static inline v128_t bq_keep_lanes(v128_t t, size_t n) {
+  const v128_t keep = wasm_i32x4_lt(wasm_i32x4_const(0, 1, 2, 3), wasm_i32x4_splat((int32_t)n));
+  return wasm_v128_bitselect(t, wasm_f32x4_splat(-0.0f), keep);
+}
+
 /* acc += step(a, b) over groups of 4 blocks of sizes xs and ys; a last partial group runs on
  * zero-padded copies (zero blocks add zero terms), so every group takes the same path. */
 typedef v128_t (*bq_step4_fn)(const bq_k *k, const uint8_t *a, const uint8_t *b);
