@@ -260,6 +260,7 @@ test('errors: unknown type ids, missing hparams, bad options', () => {
   refuses(() => planFor(g, { ftype: 'Q8_0', tensorTypes: [['(', 'q4_0']] }), 'BAD_OPTION', /not a regular expression/);
   refuses(() => planFor(g, { ftype: 'Q8_0', tensorTypes: [['attn_q', 'q8_K']] }), 'CANNOT_CONVERT', /q8_K/);
   refuses(() => planFor(g, { ftype: 'Q8_0', imatrix: /** @type {any} */ ([1, 2]) }), 'BAD_OPTION', /imatrix/);
+  refuses(() => planFor(g, { ftype: 'Q8_0', pruneLayers: [1, -2] }), 'BAD_OPTION', /invalid layer id -2/);
   refuses(
     () => planFor(g, { ftype: 'Q8_0', imatrix: new Map(), includeWeights: ['a'], excludeWeights: ['b'] }),
     'BAD_OPTION',

@@ -1,7 +1,11 @@
 // llama-quantize's plan for a whole model (llama.cpp's llama_model_quantize with the options of its
 // llama-quantize tool), computed from the header alone: each tensor's type, in output order, with
 // its sizes, offset and importance weights, and the output header's KVs, shards and size. The
-// rules themselves are in rules.js; the header in header.js; the ftype names in ftypes.js.
+// rules themselves are in rules.js, the loader's part (hparams, order, pruning) in loader.js, the
+// header in header.js, the imatrix's preparation in plan-imatrix.js, the ftype names in ftypes.js.
+// Checked against llama.cpp 0.4.0's llama_model_quantize (tests/recipe-oracle, recipe-flags) and
+// llama.cpp's recipe snapshots (tests/recipe-snapshots). What llama-quantize would refuse is a
+// PlanError (errors.js); llama.cpp's loader's refusals of unknown architectures are not repeated.
 
 import { GGMLType as T, typeInfo } from '../types.js';
 import { VT } from '../gguf-format.js';
@@ -47,7 +51,8 @@ export { FTYPES, PlanError };
  * @property {boolean} [keepSplit] one output shard per input shard
  * @property {(string | Override | KV)[]} [overrideKv] KEY=TYPE:VALUE, parsed or as KVs
  * @property {number[]} [pruneLayers] layers to leave out (the rest renumbered)
- * @property {boolean} [dryRun] a missing imatrix is a warning, not an error (llama-quantize --dry-run)
+ * @property {boolean} [dryRun] llama-quantize --dry-run: a missing imatrix is a warning, and so are
+ *   the checks its dry run skips (imatrix sizes, requantizing, shapes); for previews
  */
 
 /**
@@ -100,6 +105,8 @@ export function planFor(file, options) {
 
   const hp = hparams(metadata, inputKv, overrides);
   const prune = [...new Set(o.pruneLayers ?? [])].sort((a, b) => a - b);
+  for (const n of prune)
+    if (!Number.isSafeInteger(n) || n < 0) throw new PlanError('BAD_OPTION', `pruneLayers: invalid layer id ${n}`);
   const { list, blockCount } = order(inTensors, prune, o.keepSplit === true);
   const names = list.map((t) => t.name);
   /** @type {import('./rules.js').RuleState} */
