@@ -3,6 +3,8 @@
  * benchmark run it; the package never does.
  *
  *   llama-oracle LIBDIR IN OUT FTYPE [options]
+ *   llama-oracle LIBDIR - < jobs      one job a line, its fields (IN OUT FTYPE [options]) separated
+ *                                     by tabs: the IQ grids are built once for all of them
  *
  * FTYPE is a llama_ftype number. Options, as llama-quantize spells them where it has them:
  *   --nthread N                 threads (default 1)
@@ -104,31 +106,25 @@ static void quiet_log(int level, const char *text, void *user) {
   fputs(text, stderr);
 }
 
-int main(int argc, char **argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: llama-oracle LIBDIR IN OUT FTYPE [options]\n");
+typedef uint32_t (*quantize_fn)(const char *, const char *, const struct quantize_params *);
+static struct quantize_params (*default_params)(void);
+static quantize_fn quantize;
+
+/* One job: IN OUT FTYPE [options] (argv[0] is IN). Returns 0 when llama_model_quantize did. */
+static int job(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "llama-oracle: a job is IN OUT FTYPE [options]\n");
     return 2;
   }
-  open_lib(argv[1], "libggml-base.so");
-  void *ggml = open_lib(argv[1], "libggml.v0.4.0.so");
-  void *llama = open_lib(argv[1], "libllama.v0.4.0.so");
-  void (*backend_load)(const char *) = must(ggml, "ggml_backend_load");
-  char cpu[4096];
-  snprintf(cpu, sizeof cpu, "%s/libggml-cpu-x64.so", argv[1]);
-  backend_load(cpu);
-  ((void (*)(void (*)(int, const char *, void *), void *))must(llama, "llama_log_set"))(quiet_log,
-                                                                                        NULL);
-  ((void (*)(void))must(llama, "llama_backend_init"))();
-  struct quantize_params p =
-      ((struct quantize_params(*)(void))must(llama, "llama_model_quantize_default_params"))();
+  struct quantize_params p = default_params();
   p.nthread = 1;
-  p.ftype = atoi(argv[4]);
-  struct kv_override kv[64];
-  struct tt_override tt[64];
-  int32_t prune[256];
+  p.ftype = atoi(argv[2]);
+  static struct kv_override kv[64];
+  static struct tt_override tt[64];
+  static int32_t prune[256];
   int nkv = 0, ntt = 0;
   memset(kv, 0, sizeof kv);
-  for (int i = 5; i < argc; i++) {
+  for (int i = 3; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--nthread") && v)
       p.nthread = atoi(argv[++i]);
@@ -184,13 +180,54 @@ int main(int argc, char **argv) {
   if (nkv) p.kv_overrides = kv; /* ends at the first zero key */
   tt[ntt] = (struct tt_override){NULL, 0};
   if (ntt) p.tt_overrides = tt;
-  uint32_t (*quantize)(const char *, const char *, const struct quantize_params *) =
-      must(llama, "llama_model_quantize");
-  const uint32_t r = quantize(argv[2], argv[3], &p);
+  const uint32_t r = quantize(argv[0], argv[1], &p);
   if (r) {
     printf("error llama_model_quantize returned %u\n", r);
     return 1;
   }
   printf("ok\n");
   return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3 || (argc < 5 && strcmp(argv[2], "-") != 0)) {
+    fprintf(stderr,
+            "usage: llama-oracle LIBDIR IN OUT FTYPE [options]\n"
+            "       llama-oracle LIBDIR - < jobs (one job a line: IN OUT FTYPE [options], "
+            "tab-separated)\n");
+    return 2;
+  }
+  open_lib(argv[1], "libggml-base.so");
+  void *ggml = open_lib(argv[1], "libggml.v0.4.0.so");
+  void *llama = open_lib(argv[1], "libllama.v0.4.0.so");
+  void (*backend_load)(const char *) = must(ggml, "ggml_backend_load");
+  char cpu[4096];
+  snprintf(cpu, sizeof cpu, "%s/libggml-cpu-x64.so", argv[1]);
+  backend_load(cpu);
+  ((void (*)(void (*)(int, const char *, void *), void *))must(llama, "llama_log_set"))(quiet_log,
+                                                                                        NULL);
+  ((void (*)(void))must(llama, "llama_backend_init"))();
+  default_params =
+      (struct quantize_params(*)(void))must(llama, "llama_model_quantize_default_params");
+  quantize = (quantize_fn)must(llama, "llama_model_quantize");
+  if (strcmp(argv[2], "-") != 0) return job(argc - 2, argv + 2);
+  /* Batch mode: the grids of the IQ types are built once for all jobs. Each job's answer is one
+   * line on stdout ("ok" or "error ..."); llama.cpp's log of job k starts with a line
+   * "llama-oracle: job k" on stderr. */
+  static char line[1 << 16];
+  int k = 0, status = 0;
+  while (fgets(line, sizeof line, stdin)) {
+    line[strcspn(line, "\n")] = 0;
+    char *args[256];
+    int n = 0;
+    for (char *t = strtok(line, "\t"); t && n < 255; t = strtok(NULL, "\t")) args[n++] = t;
+    if (n == 0) continue;
+    fprintf(stderr, "llama-oracle: job %d\n", k++);
+    const int r = job(n, args);
+    if (r == 2) printf("error bad job\n");
+    fflush(stdout);
+    fflush(stderr);
+    if (r) status = 1;
+  }
+  return status;
 }
