@@ -1,6 +1,7 @@
 // Node-only entry point: everything js/index.js exports, and openGGUF and readImatrix that also
 // take a file path or an fs/promises FileHandle (read lazily with positional reads).
-import { open } from 'node:fs/promises';
+import { open, constants } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { openGGUF as openAny, GGUFError } from './gguf.js';
 import { readImatrix as readAny } from './model/imatrix.js';
 
@@ -15,6 +16,12 @@ export * from './index-node.js';
  */
 async function fileSource(fh, name) {
   const st = await fh.stat({ bigint: true });
+  if (!st.isFile())
+    throw new GGUFError(
+      'NOT_A_FILE',
+      0,
+      `${name}: not a regular file (${kindOf(st)}); only regular files can be read by offset`,
+    );
   if (st.size > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${name}: ${st.size} bytes is too large`);
   const size = Number(st.size);
   /** @param {number} offset */
@@ -40,15 +47,32 @@ async function fileSource(fh, name) {
   };
 }
 
+/** What kind of file a stat describes, for messages. @param {import('node:fs').BigIntStats} st */
+function kindOf(st) {
+  return st.isFIFO()
+    ? 'a FIFO'
+    : st.isDirectory()
+      ? 'a directory'
+      : st.isCharacterDevice() || st.isBlockDevice()
+        ? 'a device'
+        : st.isSocket()
+          ? 'a socket'
+          : 'not a regular file';
+}
+
 /**
  * Opens a path for reading; a path that cannot be opened (missing, unreadable) is a GGUFError
- * OPEN naming it, with Node's error as the cause.
+ * OPEN naming it, with Node's error as the cause. O_NONBLOCK: opening a FIFO must not wait for a
+ * writer (it would block a libuv thread, and the process, for good); fileSource then refuses
+ * anything but a regular file (NOT_A_FILE). On regular files O_NONBLOCK changes nothing.
  * @param {string} path
  */
 async function openFile(path) {
   try {
-    return await open(path, 'r');
+    return await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (e) {
+    if (/** @type {any} */ (e)?.code === 'EISDIR')
+      throw new GGUFError('NOT_A_FILE', 0, `${path}: not a regular file (a directory)`);
     const err = new GGUFError('OPEN', 0, `${path}: cannot open (${/** @type {Error} */ (e).message})`);
     err.cause = e;
     throw err;
@@ -63,7 +87,12 @@ async function openFile(path) {
  */
 async function nodeSources(list, opened) {
   const srcs = [];
-  for (const s of list) {
+  for (const item of list) {
+    // file: URLs (strings or URL objects) are paths.
+    const s =
+      (item instanceof URL && item.protocol === 'file:') || (typeof item === 'string' && /^file:/i.test(item))
+        ? fileURLToPath(/** @type {string | URL} */ (item))
+        : item;
     if (typeof s === 'string' && !/^(https?|blob|data):/i.test(s)) {
       const fh = await openFile(s);
       opened.push(fh);

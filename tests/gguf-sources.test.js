@@ -312,3 +312,57 @@ test('a file path that cannot be opened is a GGUFError naming it, with the cause
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test(
+  'Node: a FIFO, a directory or a device is refused up front, by path or FileHandle, and never hangs',
+  T,
+  async () => {
+    const { spawnSync, execFileSync } = await import('node:child_process');
+    const dir = await mkdtemp(join(tmpdir(), 'bq-fifo-'));
+    try {
+      const fifo = join(dir, 'model.gguf');
+      execFileSync('mkfifo', [fifo]);
+      // In a child: a hang (open() of a FIFO blocks until a writer comes) would hold the process.
+      const node = new URL('../js/node.js', import.meta.url).href;
+      const script = `
+      const { openGGUF, readImatrix } = await import(${JSON.stringify(node)});
+      const { open, constants } = await import('node:fs/promises');
+      const out = [];
+      for (const p of [${JSON.stringify(fifo)}, ${JSON.stringify(dir)}, '/dev/zero']) {
+        out.push(await openGGUF(p).then(() => 'opened', (e) => e.code));
+        out.push(await readImatrix(p).then(() => 'opened', (e) => e.code));
+      }
+      const fh = await open(${JSON.stringify(fifo)}, constants.O_RDONLY | constants.O_NONBLOCK);
+      out.push(await openGGUF(fh).then(() => 'opened', (e) => e.code));
+      await fh.close();
+      console.log(JSON.stringify(out));`;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        timeout: 15000,
+        encoding: 'utf8',
+      });
+      assert.equal(r.signal, null, `the child hung: ${r.stderr}`);
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), Array(7).fill('NOT_A_FILE'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test('Node: file: URLs open as paths', T, async () => {
+  const { pathToFileURL } = await import('node:url');
+  const dir = await mkdtemp(join(tmpdir(), 'bq-fileurl-'));
+  try {
+    const { bytes } = sample();
+    const p = join(dir, 'a model.gguf');
+    await writeFile(p, bytes);
+    for (const src of [pathToFileURL(p), pathToFileURL(p).href]) {
+      const f = await openGGUF(src);
+      assert.deepEqual(await f.readTensor('w'), parseGGUF(bytes).tensorBytes('w'));
+      await f.close();
+    }
+    await assert.rejects(openGGUF(pathToFileURL(join(dir, 'missing.gguf'))), gguf('OPEN'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
