@@ -366,3 +366,45 @@ test('Node: file: URLs open as paths', T, async () => {
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test(
+  'split models: shards that disagree on split.count, split.no or split.tensors.count are refused, naming the shard',
+  T,
+  async () => {
+    /**
+     * A shard of a 2-shard split holding one tensor, with `split` keys (undefined: left out).
+     * @param {string} name @param {{ no?: number, count?: number, tensors?: number }} split
+     */
+    const piece = (name, split) =>
+      writeGGUF({
+        kv: [
+          ...(split.no === undefined ? [] : [{ key: 'split.no', type: VT.UINT16, value: split.no }]),
+          ...(split.count === undefined ? [] : [{ key: 'split.count', type: VT.UINT16, value: split.count }]),
+          ...(split.tensors === undefined
+            ? []
+            : [{ key: 'split.tensors.count', type: VT.INT32, value: split.tensors }]),
+        ],
+        tensors: [{ name, type: GGMLType.Q8_0, dims: [64, 2], data: q8Rows(2) }],
+      });
+    const first = piece('a', { no: 0, count: 2, tensors: 2 });
+    // Agreeing shards open.
+    assert.equal((await openGGUF([first, piece('b', { no: 1, count: 2, tensors: 2 })])).tensors.length, 2);
+    for (const [what, second] of [
+      ['split.count 5', piece('b', { no: 1, count: 5, tensors: 2 })],
+      ['no split keys', piece('b', {})],
+      ['no split.no', piece('b', { count: 2, tensors: 2 })],
+      ['no split.count', piece('b', { no: 1, tensors: 2 })],
+      ['split.tensors.count 3', piece('b', { no: 1, count: 2, tensors: 3 })],
+    ])
+      await assert.rejects(
+        openGGUF([first, second]),
+        (e) => gguf('SPLIT')(e) && /shard 2/.test(/** @type {Error} */ (e).message),
+        /** @type {string} */ (what),
+      );
+    // The first shard must say it is shard 0.
+    await assert.rejects(
+      openGGUF([piece('a', { no: 1, count: 2, tensors: 2 }), piece('b', { no: 1, count: 2, tensors: 2 })]),
+      (e) => gguf('SPLIT')(e) && /shard 1/.test(/** @type {Error} */ (e).message),
+    );
+  },
+);
