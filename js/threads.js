@@ -25,6 +25,7 @@ import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
 import { quantizeCall, domainError } from './quantize-call.js';
+import { apart } from './overlap.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -712,6 +713,7 @@ export class ThreadedCodec {
         if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
         if (y.length !== n)
           throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
+        q = apart(q, y);
       }
       const n = y.length;
       if (n * 4 < this.#minSplit)
@@ -789,8 +791,11 @@ export class ThreadedCodec {
         );
       const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (e ?? {});
       if (w.length < this.#minSplit) return this.#codec.matvec(t.id, w, rows, d, o);
-      const W = { type: t.id, rows, cols: d.length, bytes: w };
-      return (await this.#matvecs([W], d, o.exact, o.out ? [o.out] : undefined, w))[0];
+      // Inputs that overlap out are read as they were at the call.
+      const wa = ArrayBuffer.isView(o.out) ? apart(w, o.out) : w;
+      const x = ArrayBuffer.isView(o.out) ? apart(d, o.out) : d;
+      const W = { type: t.id, rows, cols: d.length, bytes: wa };
+      return (await this.#matvecs([W], x, o.exact, o.out ? [o.out] : undefined, wa))[0];
     });
   }
 
