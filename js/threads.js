@@ -460,10 +460,10 @@ export class ThreadedCodec {
    * @param {Codec} codec on the main instance of the threads build
    * @param {Pool} pool
    * @param {Tensor[]} held the workers' blocks
-   * @param {ThreadOptions} [options]
+   * @param {ThreadOptions & { requested?: number, why?: string }} [options] requested: the threads asked for; why: why fewer run
    */
   constructor(codec, pool, held, options = {}) {
-    const o = /** @type {ThreadOptions & { requested?: number, why?: string }} */ (options);
+    const o = options;
     this.#minSplit = options.minSplitBytes ?? MIN_SPLIT_BYTES;
     this.#roundBytes = Math.max(ALIGN * 64, options.roundBytes ?? ROUND_BYTES);
     this.#codec = codec;
