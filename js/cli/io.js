@@ -1,0 +1,74 @@
+// The CLI's streams and input: stdout/stderr errors caught (EPIPE, ENOSPC) instead of crashing,
+// the progress bar, and opening a GGUF input that must be a regular file.
+import { stat } from 'node:fs/promises';
+import { openGGUF } from '../node.js';
+import { about, ReaderGone, tag } from './errors.js';
+
+/** @typedef {{ write(s: string): unknown, isTTY?: boolean }} Out */
+/** @typedef {Record<string, string | boolean | undefined>} Values */
+/**
+ * @typedef {{
+ *   usage: string, about: string, positionals: string[],
+ *   options: Record<string, { type: 'string' | 'boolean' }>, details: string,
+ *   run: (pos: string[], opt: Values, print: (s: string) => void, err: Out) => Promise<number>,
+ * }} Command
+ */
+
+// The first error each output stream reported ('error' events arrive after the write that failed).
+/** @type {WeakMap<object, Error | null>} */
+const streamErrors = new WeakMap();
+
+/** Listens for errors on a Node stream (EPIPE, ENOSPC, ...) so they never crash the process. */
+/** @param {Out} stream */
+export function watch(stream) {
+  const s = /** @type {any} */ (stream);
+  if (typeof s.on !== 'function' || streamErrors.has(s)) return;
+  streamErrors.set(s, null);
+  s.on('error', (/** @type {Error} */ e) => {
+    if (!streamErrors.get(s)) streamErrors.set(s, e);
+  });
+}
+
+/** Throws what went wrong on stdout: ReaderGone for EPIPE, the error (naming stdout) otherwise. */
+/** @param {Out} stream */
+export function checkStream(stream) {
+  const s = /** @type {any} */ (stream);
+  const e = streamErrors.get(s) ?? s.errored;
+  if (!e) return;
+  if (e.code === 'EPIPE') throw new ReaderGone();
+  throw tag(e, 'stdout');
+}
+
+/** Waits until what was written to a Node stream has been handed to the OS (or failed). */
+/** @param {Out} stream */
+export async function drain(stream) {
+  const s = /** @type {any} */ (stream);
+  if (typeof s.writableLength !== 'number' || s.destroyed) return;
+  await new Promise((resolve) => s.write('', () => resolve(undefined)));
+}
+
+/**
+ * Runs the CLI with `args` (without node and the script), writing to io.out and io.err (Node
+ * streams or any `{ write(s) }`). Returns the exit status: 0 ok, also when the reader of io.out
+
+/** A progress bar on a terminal (nothing when stderr is not a TTY). */
+/** @param {Out} err @param {number} done @param {number} total */
+export function progress(err, done, total) {
+  if (!err.isTTY || total === 0) return;
+  err.write(
+    `\r[${'#'.repeat(Math.round((30 * done) / total)).padEnd(30)}] ${((100 * done) / total).toFixed(0)}%${done === total ? '\n' : ''}`,
+  );
+}
+
+/**
+ * Opens the GGUF file at `path` for reading, refusing what is not a regular file (a directory, a
+ * FIFO, a device: GGUF needs random access to a fixed size). Errors name the file.
+ * @param {string} path
+ */
+export async function openInput(path) {
+  return about(path, async () => {
+    const st = await stat(path);
+    if (!st.isFile()) throw new Error(st.isDirectory() ? 'is a directory' : 'is not a regular file');
+    return { st, f: await openGGUF(path) };
+  });
+}
