@@ -5,11 +5,14 @@ import { openGGUF } from '../node.js';
 import { about, ReaderGone, tag } from './errors.js';
 
 /** @typedef {{ write(s: string): unknown, isTTY?: boolean }} Out */
-/** @typedef {Record<string, string | boolean | undefined>} Values */
+/** @typedef {Record<string, string | boolean | string[] | undefined>} Values */
 /**
+ * A command: its usage line and summary, its positionals (the last `optional` of them may be left
+ * out), parseArgs options (`multiple`: repeatable, the values in order), the help's option lines,
+ * and what it runs (returning the exit status).
  * @typedef {{
- *   usage: string, about: string, positionals: string[],
- *   options: Record<string, { type: 'string' | 'boolean' }>, details: string,
+ *   usage: string, about: string, positionals: string[], optional?: number,
+ *   options: Record<string, { type: 'string' | 'boolean', multiple?: boolean }>, details: string,
  *   run: (pos: string[], opt: Values, print: (s: string) => void, err: Out) => Promise<number>,
  * }} Command
  */

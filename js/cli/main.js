@@ -121,7 +121,8 @@ async function dispatch(cmd, args, print, err) {
     print(commandHelp(cmd).trimEnd());
     return 0;
   }
-  if (parsed.positionals.length !== c.positionals.length)
+  const n = parsed.positionals.length;
+  if (n > c.positionals.length || n < c.positionals.length - (c.optional ?? 0))
     throw new Usage(`${cmd} takes ${c.positionals.join(' and ')}`, cmd);
   return c.run(parsed.positionals, parsed.values, print, err);
 }
