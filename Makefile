@@ -141,7 +141,7 @@ native: build/native/libblockquant.a ## Build the native static library
 
 types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
 
-types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js js/gguf/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
 	rm -rf types
 	./node_modules/.bin/tsc -p tools/tsconfig.types.json
 	rm -rf types/wasm

@@ -124,7 +124,7 @@ test('the tarball holds the builds, JS, declarations, README and LICENSE, and no
     assert.ok(files.includes(f), `${f} is packed`);
   }
   const allowed =
-    /^(LICENSE|README\.md|package\.json|bin\/blockquant|js\/((wasm|gen|model|cli|cli\/commands)\/)?[\w-]+\.js|wasm\/[\w-]+\.wasm|types\/((gen|model)\/)?[\w-]+\.d\.ts)$/;
+    /^(LICENSE|README\.md|package\.json|bin\/blockquant|js\/((wasm|gen|model|gguf|cli|cli\/commands)\/)?[\w-]+\.js|wasm\/[\w-]+\.wasm|types\/((gen|model|gguf)\/)?[\w-]+\.d\.ts)$/;
   assert.deepEqual(
     files.filter((/** @type {string} */ f) => !allowed.test(f)),
     [],
