@@ -1,10 +1,7 @@
 // The CLI's errors and how they are reported: bad usage (exit 2 with help), a refused output
 // (exit 2), an interrupted write (128 + the signal), a reader of stdout that went away (exit 0),
 // and every other error as one line naming its file (exit 1).
-import { GGUFError } from '../node.js';
-
-// Exit status after a signal stopped a write: 128 + the signal's number, as a shell reports it.
-export const SIGNAL_STATUS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+import { GGUFError, SIGNAL_STATUS } from '../node.js';
 
 export const EXIT_STATUS = `exit status: 0 ok (also when the reader of the output went away, as in | head);
   1 failure (the message names the file); 2 bad usage, or OUT refused (it is IN, it exists and

@@ -65,13 +65,23 @@ export function progress(err, done, total) {
 
 /**
  * Opens the GGUF file at `path` for reading, refusing what is not a regular file (a directory, a
- * FIFO, a device: GGUF needs random access to a fixed size). Errors name the file.
+ * FIFO, a device: GGUF needs random access to a fixed size). With `split`, the first shard of a
+ * split model named as gguf-split names them (NAME-00001-of-0000N.gguf) opens all N shards, as
+ * llama.cpp's loader finds them. Errors name the file.
  * @param {string} path
+ * @param {{ split?: boolean }} [options]
  */
-export async function openInput(path) {
-  return about(path, async () => {
-    const st = await stat(path);
-    if (!st.isFile()) throw new Error(st.isDirectory() ? 'is a directory' : 'is not a regular file');
-    return { st, f: await openGGUF(path) };
-  });
+export async function openInput(path, options = {}) {
+  const m = options.split ? /^(.*)-00001-of-(\d{5})\.gguf$/.exec(path) : null;
+  const n = m ? Number(m[2]) : 1;
+  const paths =
+    n > 1 && m
+      ? Array.from({ length: n }, (_, i) => `${m[1]}-${String(i + 1).padStart(5, '0')}-of-${m[2]}.gguf`)
+      : [path];
+  for (const p of paths)
+    await about(p, async () => {
+      const st = await stat(p);
+      if (!st.isFile()) throw new Error(st.isDirectory() ? 'is a directory' : 'is not a regular file');
+    });
+  return { f: await about(path, () => openGGUF(paths.length > 1 ? paths : path)) };
 }

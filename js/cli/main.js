@@ -1,6 +1,7 @@
 // The blockquant CLI (Node only): the command table, argument parsing, help and dispatch.
 // `main(args, io)` returns the exit status, so tests can run it in-process. Each command is a
-// module of ./commands/; the safe output (temporary file, rename, signals) is ./output.js.
+// module of ./commands/; quantize writes through js/gguf/sink-file.js (temporary file, rename,
+// signals).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { describe, EXIT_STATUS, Interrupted, ReaderGone, Refused, Usage } from './errors.js';

@@ -24,7 +24,7 @@ async function quantize(pos, opt, print, err) {
   const threads = threadCount(opt);
   const imPath = /** @type {string | undefined} */ (opt.imatrix);
   const started = performance.now();
-  const { st: input, f } = await openInput(inPath);
+  const { f } = await openInput(inPath, { split: true });
   try {
     if (imPath !== undefined) {
       const st = await about(imPath, () => stat(imPath));
@@ -44,11 +44,10 @@ async function quantize(pos, opt, print, err) {
     const progress = progressReporter(err, plan, opt.quiet === true);
     let ok = false;
     try {
-      await writeModel(f, plan, out, {
+      await writeModel(f, out, {
         options,
         threads,
         force: opt.force === true,
-        input,
         onProgress: progress.update,
         explain: (/** @type {unknown} */ e) => explainError(e, inPath, imPath),
       });
