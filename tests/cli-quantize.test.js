@@ -65,6 +65,19 @@ const MODELS = {
   tied: makeModel({ ...s, layers: 2, heads: 4, headsKv: 1, tied: true }).bytes,
   // Rows of 96: not whole 256-blocks, so the K types fall back.
   rows96: makeModel({ ...s, layers: 2, embd: 96, ff: 192, heads: 4, headsKv: 2 }).bytes,
+  // Rows of 512 (whole 256-blocks), 96 (whole 32-blocks only) and 50 (neither), and a 1-D norm.
+  kmix: makeModel({
+    ...s,
+    layers: 1,
+    tensors: [
+      { name: 'blk.0.attn_norm.weight', dims: [512] },
+      { name: 'blk.0.ffn_up.weight', dims: [512, 4] },
+      { name: 'blk.0.ffn_down.weight', dims: [96, 4] },
+      { name: 'blk.0.attn_q.weight', dims: [50, 3] },
+    ],
+  }).bytes,
+  // No general.file_type: llama adds it.
+  noFileType: makeModel({ ...s, layers: 1, dropKv: ['general.file_type'] }).bytes,
 };
 for (const [name, bytes] of Object.entries(MODELS)) writeFileSync(join(dir, `${name}.gguf`), bytes);
 
@@ -165,6 +178,20 @@ const CASES = [
     ftype: LLAMA_FTYPE.Q4_0,
     oracle: { overrideKv: ['general.name=str:pruned', 'x.n=int:7'], pruneLayers: [1, 2] },
   },
+  ...[
+    ['q2_K', 10],
+    ['q3_K', 11],
+    ['q4_K', 14],
+    ['q5_K', 16],
+    ['q6_K', 18],
+  ].map(([t, ftype]) => ({
+    label: `${t}: rows of 512, 96 and 50 (the fallbacks)`,
+    model: 'kmix',
+    args: ['--type', String(t)],
+    ftype: Number(ftype),
+    oracle: { pure: true },
+  })),
+  { label: 'no general.file_type', model: 'noFileType', args: ['--type', 'Q4_0'], ftype: LLAMA_FTYPE.Q4_0 },
   {
     label: 'Q4_K_M, MoE of 4 experts (3-D), BF16',
     model: 'moe',

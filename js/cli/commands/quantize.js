@@ -178,6 +178,12 @@ function ftypeNames() {
   return lines.join(`\n${' '.repeat(17)}`).replace(/,$/, '');
 }
 
+/** The ftypes that need an importance matrix. */
+const NEED_IMATRIX = Object.values(FTYPES)
+  .filter((f) => f.requiresImatrix)
+  .map((f) => f.name)
+  .join(', ');
+
 /** @type {import('../io.js').Command} */
 export const command = {
   usage: 'quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [llama-quantize flags]',
@@ -190,12 +196,17 @@ export const command = {
                  (Q3_K, Q4_K, Q5_K: the _M mixes; or a llama_ftype number); or a ggml type
                  as ggml spells it (q4_0, q4_K, iq4_xs, ...): every quantizable tensor at
                  that type, as with --pure
-  --imatrix FILE llama-imatrix's importance matrix (GGUF or the legacy .dat); IQ1_S, IQ1_M,
-                 IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M, IQ3_XS and Q2_K_S need one
-  --include-weights NAME, --exclude-weights NAME (repeatable; not both)
-                 use the imatrix only for / not for the tensors whose names contain NAME
-  --output-tensor-type T, --token-embedding-type T
-                 the ggml type of output.weight / token_embd.weight
+  --imatrix FILE llama-imatrix's importance matrix (GGUF or the legacy .dat); these need one:
+                 ${NEED_IMATRIX}
+  --include-weights NAME
+                 use the imatrix only for tensors whose names contain NAME (repeatable)
+  --exclude-weights NAME
+                 do not use it for tensors whose names contain NAME (repeatable; not with
+                 --include-weights)
+  --output-tensor-type T
+                 the ggml type of output.weight
+  --token-embedding-type T
+                 the ggml type of token_embd.weight
   --tensor-type REGEX=T
                  tensors whose names match REGEX (lowercased) become T; repeatable, the
                  first match wins
