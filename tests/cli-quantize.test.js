@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseGGUF, typeInfo } from '../js/node.js';
+import { main } from '../js/cli/main.js';
 import { makeModel, splitModel, F16, BF16 } from './lib/models.js';
 import { llamaQuantizeAll } from './lib/llama-oracle.js';
 import { imatrixGGUF, f32div } from './lib/imatrix-files.js';
@@ -274,7 +275,11 @@ test('--dry-run lists every tensor with the type llama-quantize gives it, and it
       want.tensors.map((t) => [t.name, typeInfo(t.type).name]),
       c.label,
     );
-    assert.match(r.out, new RegExp(`the file: ${o.out[0].length} bytes\\n`), c.label);
+    assert.match(
+      r.out,
+      new RegExp(String.raw`^size: .* \(${MODELS[c.model].length} -> ${o.out[0].length} bytes\)$`, 'm'),
+      c.label,
+    );
     // Tensors and bytes per type, as the oracle's file has them.
     /** @type {Map<string, [number, number]>} */
     const per = new Map();
@@ -466,4 +471,45 @@ test('flags spelled wrong are bad usage (exit 2) naming the flag', async () => {
   assert.equal(o.code, 2, o.err);
   assert.match(o.err, /^blockquant: quantize takes IN and OUT \(OUT may be left out with --dry-run\)/);
   nothingWritten('usage');
+});
+
+test('progress: a line per tensor when stderr is piped, the same lines as --dry-run lists; none with --quiet', async () => {
+  const plan = await cli(['quantize', 'dense.gguf', '--type', 'Q4_K_M', '--dry-run']);
+  assert.equal(plan.code, 0, plan.err);
+  const listing = plan.out.split('\n').filter((l) => l.startsWith('['));
+  assert.equal(listing.length, parseGGUF(oracle[0].out[0]).tensors.length);
+  const r = await cli(['quantize', 'dense.gguf', 'out.gguf', '--type', 'Q4_K_M']);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(r.err.split('\n').slice(0, -1), listing);
+  rmSync(join(dir, 'out.gguf'));
+  const q = await cli(['quantize', 'dense.gguf', 'out.gguf', '--type', 'Q4_K_M', '--quiet']);
+  assert.equal(q.code, 0, q.err);
+  assert.equal(q.err, '');
+  assert.match(q.out, /^out\.gguf: Q4_K_M, \d+ tensors\n/);
+  rmSync(join(dir, 'out.gguf'));
+});
+
+test('progress on a terminal: a bar redrawn in place, cleared at the end', async () => {
+  let err = '';
+  let out = '';
+  const code = await main(['quantize', join(dir, 'dense.gguf'), join(dir, 'out.gguf'), '--type', 'Q8_0'], {
+    out: { write: (/** @type {string} */ x) => (out += x) },
+    err: { isTTY: true, write: (/** @type {string} */ x) => (err += x) },
+  });
+  assert.equal(code, 0, err);
+  const frames = err.split('\r\x1b[K').filter(Boolean);
+  assert.ok(frames.length >= 2, err);
+  for (const f of frames) assert.match(f, /^\[[# ]{30}\] +\d+% {2}\d+\/\d+ \S+( {2}\d+ s left)?$/, JSON.stringify(f));
+  assert.match(frames[frames.length - 1], /^\[#{30}\] 100% /);
+  assert.ok(err.endsWith('\r\x1b[K'), 'the bar is cleared');
+  assert.doesNotMatch(err, /\n/);
+  assert.match(out, /: Q8_0, \d+ tensors\n/);
+  assert.equal(
+    firstDiff(
+      new Uint8Array(readFileSync(join(dir, 'out.gguf'))),
+      oracle[CASES.findIndex((c) => c.label === 'Q8_0')].out[0],
+    ),
+    -1,
+  );
+  rmSync(join(dir, 'out.gguf'));
 });

@@ -67,7 +67,8 @@ export function progress(err, done, total) {
  * Opens the GGUF file at `path` for reading, refusing what is not a regular file (a directory, a
  * FIFO, a device: GGUF needs random access to a fixed size). With `split`, the first shard of a
  * split model named as gguf-split names them (NAME-00001-of-0000N.gguf) opens all N shards, as
- * llama.cpp's loader finds them. Errors name the file.
+ * llama.cpp's loader finds them. Returns the open file and the size of its files in bytes. Errors
+ * name the file.
  * @param {string} path
  * @param {{ split?: boolean }} [options]
  */
@@ -78,10 +79,12 @@ export async function openInput(path, options = {}) {
     n > 1 && m
       ? Array.from({ length: n }, (_, i) => `${m[1]}-${String(i + 1).padStart(5, '0')}-of-${m[2]}.gguf`)
       : [path];
+  let bytes = 0;
   for (const p of paths)
     await about(p, async () => {
       const st = await stat(p);
       if (!st.isFile()) throw new Error(st.isDirectory() ? 'is a directory' : 'is not a regular file');
+      bytes += st.size;
     });
-  return { f: await about(path, () => openGGUF(paths.length > 1 ? paths : path)) };
+  return { f: await about(path, () => openGGUF(paths.length > 1 ? paths : path)), bytes };
 }

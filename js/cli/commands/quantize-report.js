@@ -51,11 +51,12 @@ export function printPlan(plan, print) {
 /**
  * The closing summary.
  * @param {QuantizePlan} plan
- * @param {{ out: string | null, seconds: number | null }} what out: the output (null for a dry run
- *   without one); seconds: the time taken (null for a dry run)
+ * @param {{ out: string | null, inBytes: number, seconds: number | null }} what out: the output
+ *   (null for a dry run without one); inBytes: the size of the input's files; seconds: the time
+ *   taken (null for a dry run)
  * @param {(s: string) => void} print
  */
-export function printSummary(plan, { out, seconds }, print) {
+export function printSummary(plan, { out, inBytes, seconds }, print) {
   const name = plan.type !== null ? `every tensor at ${typeName(plan.type)}` : (plan.ftype?.name ?? '');
   const shards = plan.shards.length > 1 ? ` in ${plan.shards.length} shards` : '';
   print(
@@ -74,10 +75,8 @@ export function printSummary(plan, { out, seconds }, print) {
     print(`  ${typeName(t).padEnd(8)} ${String(e.tensors).padStart(7)}  ${String(e.bytes).padStart(14)}`);
   const n = plan.tensors.reduce((s, t) => s + t.source.nElements, 0);
   const bits = (/** @type {number} */ b) => (n ? (b * 8) / n : 0).toFixed(2);
-  print(
-    `tensor data: ${size(plan.bytesIn)} -> ${size(plan.bytesOut)} (${plan.bytesIn} -> ${plan.bytesOut} bytes); ` +
-      `the file${shards ? 's' : ''}: ${plan.totalBytes} bytes`,
-  );
+  print(`size: ${size(inBytes)} -> ${size(plan.totalBytes)} (${inBytes} -> ${plan.totalBytes} bytes)`);
+  print(`tensor data: ${size(plan.bytesIn)} -> ${size(plan.bytesOut)} (${plan.bytesIn} -> ${plan.bytesOut} bytes)`);
   print(`bits per weight: ${bits(plan.bytesIn)} -> ${bits(plan.bytesOut)}`);
   if (seconds !== null) print(`time: ${seconds.toFixed(2)} s`);
 }

@@ -24,7 +24,7 @@ async function quantize(pos, opt, print, err) {
   const threads = threadCount(opt);
   const imPath = /** @type {string | undefined} */ (opt.imatrix);
   const started = performance.now();
-  const { f } = await openInput(inPath, { split: true });
+  const { f, bytes: inBytes } = await openInput(inPath, { split: true });
   try {
     if (imPath !== undefined) {
       const st = await about(imPath, () => stat(imPath));
@@ -37,7 +37,7 @@ async function quantize(pos, opt, print, err) {
     for (const w of warnings(plan.warnings)) err.write(`blockquant: warning: ${w}\n`);
     if (dryRun) {
       printPlan(plan, print);
-      printSummary(plan, { out: outPath ?? null, seconds: null }, print);
+      printSummary(plan, { out: outPath ?? null, inBytes, seconds: null }, print);
       return 0;
     }
     const out = /** @type {string} */ (outPath);
@@ -55,7 +55,7 @@ async function quantize(pos, opt, print, err) {
     } finally {
       progress.end(ok);
     }
-    printSummary(plan, { out, seconds: (performance.now() - started) / 1000 }, print);
+    printSummary(plan, { out, inBytes, seconds: (performance.now() - started) / 1000 }, print);
     return 0;
   } finally {
     await f.close();
