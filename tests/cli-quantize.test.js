@@ -314,7 +314,8 @@ test("the output file equals llama_model_quantize's byte for byte", async () => 
       assert.ok(d === -1, `${c.label}: ${f} differs (${got.length} vs ${o.out[i].length} bytes, first at ${d})`);
       rmSync(join(dir, f));
     });
-    // The summary: tensors and bytes per type, the sizes, bits per weight, the time.
+    // The summary: the files written, tensors and bytes per type, the sizes, bits per weight, the time.
+    assert.ok(r.out.startsWith(`${files.join(', ')}: `), `${c.label}: ${r.out.split('\n')[0]}`);
     assert.match(r.out, /^ {2}type +tensors +bytes$/m, c.label);
     assert.match(r.out, /^bits per weight: \d+\.\d\d -> \d+\.\d\d$/m, c.label);
     assert.match(r.out, /^time: \d+\.\d\d s$/m, c.label);

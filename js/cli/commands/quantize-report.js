@@ -13,6 +13,20 @@ import { typeInfo } from '../../node.js';
  *   etaSeconds: number | null }} Progress
  */
 
+// planFor names its options as the API spells them; what the CLI prints says the flags.
+const FLAG_OF = /** @type {const} */ ([
+  ['outputTensorType', '--output-tensor-type'],
+  ['tokenEmbeddingType', '--token-embedding-type'],
+  ['tensorTypes', '--tensor-type'],
+  ['pruneLayers', '--prune-layers'],
+  ['includeWeights', '--include-weights'],
+  ['excludeWeights', '--exclude-weights'],
+  ['overrideKv', '--override-kv'],
+  ['allowRequantize', '--allow-requantize'],
+]);
+/** A message of planFor's with the flags' names. @param {string} m */
+export const flags = (m) => FLAG_OF.reduce((s, [api, flag]) => s.replaceAll(api, flag), m);
+
 /** A byte count for people: B, KiB, MiB or GiB. @param {number} n */
 export function size(n) {
   if (n < 1024) return `${n} B`;
@@ -32,7 +46,7 @@ const shape = (dims) => `[${dims.join(', ')}]`;
 export function tensorLine(t, i, n, w) {
   const k = String(n).length;
   const what = t.to === t.from ? `${typeName(t.from)} kept` : `${typeName(t.from)} -> ${typeName(t.to)}`;
-  const why = t.fallback ?? (t.why === 'ftype default' || t.why === 'type' ? '' : t.why);
+  const why = t.fallback ?? (t.why === 'ftype default' || t.why === 'type' ? '' : flags(t.why));
   return (
     `[${String(i + 1).padStart(k)}/${n}] ${t.name.padEnd(w)}  ${shape(t.dims).padEnd(20)}  ${what.padEnd(16)}  ` +
     `${size(t.bytesIn).padStart(11)} -> ${size(t.bytesOut).padStart(11)}${why ? `  (${why})` : ''}`

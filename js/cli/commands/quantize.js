@@ -2,12 +2,12 @@
 // llama-quantize does it (the plan: js/model/recipe.js's planFor; the writing: quantizeModel),
 // with a progress display and a closing summary; --dry-run prints the plan without writing.
 import { stat } from 'node:fs/promises';
-import { readImatrix } from '../../node.js';
+import { readImatrix, outputPaths } from '../../node.js';
 import { about, tag, Usage } from '../errors.js';
 import { openInput } from '../io.js';
 import { planFor, FTYPES, PlanError } from '../../model/recipe.js';
 import { OPTIONS, planOptions, threadCount } from './quantize-options.js';
-import { printPlan, printSummary, progressReporter } from './quantize-report.js';
+import { flags, printPlan, printSummary, progressReporter } from './quantize-report.js';
 import { writeModel } from './quantize-write.js';
 
 /** @typedef {import('../io.js').Out} Out */
@@ -55,7 +55,8 @@ async function quantize(pos, opt, print, err) {
     } finally {
       progress.end(ok);
     }
-    printSummary(plan, { out, inBytes, seconds: (performance.now() - started) / 1000 }, print);
+    const outs = outputPaths(out, plan.shards.length, options.keepSplit === true);
+    printSummary(plan, { out: outs.join(', '), inBytes, seconds: (performance.now() - started) / 1000 }, print);
     return 0;
   } finally {
     await f.close();
@@ -75,20 +76,6 @@ function explained(step, inPath, imPath) {
     throw explainError(e, inPath, imPath);
   }
 }
-
-// planFor names its options as the API spells them; the messages say the flags.
-const FLAG_OF = /** @type {const} */ ([
-  ['outputTensorType', '--output-tensor-type'],
-  ['tokenEmbeddingType', '--token-embedding-type'],
-  ['tensorTypes', '--tensor-type'],
-  ['pruneLayers', '--prune-layers'],
-  ['includeWeights', '--include-weights'],
-  ['excludeWeights', '--exclude-weights'],
-  ['overrideKv', '--override-kv'],
-  ['allowRequantize', '--allow-requantize'],
-]);
-/** @param {string} m */
-const flags = (m) => FLAG_OF.reduce((s, [api, flag]) => s.replaceAll(api, flag), m);
 
 /**
  * What the CLI reports for a PlanError (other errors are returned as they are): an unknown ftype
