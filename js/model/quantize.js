@@ -326,8 +326,12 @@ async function write(file, plan, sinks, codec, o) {
   let bytesIn = 0;
   let bytesOut = 0;
   const zeros = new Uint8Array(ALIGNMENT);
-  /** @param {Step} s */
-  const read = (s) => readRows(file, s.t.source, s.first, s.count);
+  /** A read started ahead: its failure is reported when it is awaited, not as unhandled. @param {Step} s */
+  const read = (s) => {
+    const p = readRows(file, s.t.source, s.first, s.count);
+    p.catch(() => {});
+    return p;
+  };
   /** @type {Promise<Uint8Array> | null} */
   let next = steps.length ? read(steps[0]) : null;
   /** @type {Promise<void>} */
@@ -363,12 +367,12 @@ async function write(file, plan, sinks, codec, o) {
           });
         }
       })();
+      behind.catch(() => {}); // awaited before the next write; until then not unhandled
     }
     await behind;
   } finally {
-    // A read started ahead whose result is no longer wanted must not reject unhandled.
-    next?.catch(() => {});
-    behind.catch(() => {});
+    // A write still under way when a later step failed: let it settle before the sinks are aborted.
+    await behind.catch(() => {});
   }
   if (bytesOut !== plan.totalBytes)
     throw new Error(`blockquant: wrote ${bytesOut} bytes, the plan has ${plan.totalBytes} (a bug)`);
