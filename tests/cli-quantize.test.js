@@ -15,7 +15,7 @@ import { parseGGUF, typeInfo } from '../js/node.js';
 import { main } from '../js/cli/main.js';
 import { makeModel, splitModel, F16, BF16 } from './lib/models.js';
 import { llamaQuantizeAll } from './lib/llama-oracle.js';
-import { imatrixGGUF, f32div } from './lib/imatrix-files.js';
+import { imatrixGGUF, imatrixDat, f32div } from './lib/imatrix-files.js';
 import { rng, SEED, firstDiff } from './lib/helpers.js';
 
 console.log(`cli-quantize: seed ${SEED} (BQ_SEED=${SEED} to replay)`);
@@ -100,11 +100,19 @@ const entries = denseInfo.tensors
     counts: [10],
   }));
 writeFileSync(join(dir, 'imatrix.gguf'), imatrixGGUF(entries, { datasets: ['calib.txt'], chunkCount: 10 }).bytes);
+// The same as llama-imatrix's legacy .dat (sums and the call count 10, dataset in the trailer).
+writeFileSync(
+  join(dir, 'imatrix.dat'),
+  imatrixDat(
+    entries.map((e) => ({ name: e.name, ncall: 10, values: e.sums })),
+    { lastChunk: 10, dataset: 'calib.txt' },
+  ).bytes,
+);
 /** @type {[string, Float32Array][]} */
 const weights = entries.map((e) => [e.name, Float32Array.from(e.sums, (v) => f32div(v, 10))]);
 // What llama-quantize's tool adds for that imatrix (tools/quantize/quantize.cpp), in its order.
-const imatrixKV = (/** @type {number} */ n) => [
-  'quantize.imatrix.file=str:imatrix.gguf',
+const imatrixKV = (/** @type {number} */ n, file = 'imatrix.gguf') => [
+  `quantize.imatrix.file=str:${file}`,
   'quantize.imatrix.dataset=str:calib.txt',
   `quantize.imatrix.entries_count=int:${n}`,
   'quantize.imatrix.chunks_count=int:10',
@@ -209,6 +217,13 @@ const CASES = [
     args: ['--type', 'Q4_K_M', '--imatrix', 'imatrix.gguf'],
     ftype: LLAMA_FTYPE.Q4_K_M,
     oracle: { imatrix: weights, overrideKv: imatrixKV(weights.length) },
+  },
+  {
+    label: 'Q3_K_M with a legacy .dat imatrix',
+    model: 'dense',
+    args: ['--type', 'Q3_K_M', '--imatrix', 'imatrix.dat'],
+    ftype: LLAMA_FTYPE.Q3_K_M,
+    oracle: { imatrix: weights, overrideKv: imatrixKV(weights.length, 'imatrix.dat') },
   },
   {
     label: 'IQ4_XS with an imatrix, --threads 2',
