@@ -517,6 +517,15 @@ test('progress on a terminal: a bar redrawn in place, cleared at the end', async
   assert.ok(frames.length >= 2, err);
   for (const f of frames) assert.match(f, /^\[[# ]{30}\] +\d+% {2}\d+\/\d+ \S+( {2}\d+ s left)?$/, JSON.stringify(f));
   assert.match(frames[frames.length - 1], /^\[#{30}\] 100% /);
+  // A narrow terminal: every frame fits its width (a wrapped line would not be redrawn in place).
+  let narrow = '';
+  const c2 = await main(['quantize', join(dir, 'dense.gguf'), join(dir, 'out2.gguf'), '--type', 'Q8_0'], {
+    out: { write: () => {} },
+    err: { isTTY: true, columns: 48, write: (/** @type {string} */ x) => (narrow += x) },
+  });
+  assert.equal(c2, 0, narrow);
+  for (const f of narrow.split('\r\x1b[K').filter(Boolean)) assert.ok(f.length <= 47, JSON.stringify(f));
+  rmSync(join(dir, 'out2.gguf'));
   assert.ok(err.endsWith('\r\x1b[K'), 'the bar is cleared');
   assert.doesNotMatch(err, /\n/);
   assert.match(out, /: Q8_0, \d+ tensors\n/);

@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { openGGUF } from '../node.js';
 import { about, ReaderGone, tag } from './errors.js';
 
-/** @typedef {{ write(s: string): unknown, isTTY?: boolean }} Out */
+/** @typedef {{ write(s: string): unknown, isTTY?: boolean, columns?: number }} Out */
 /** @typedef {Record<string, string | boolean | string[] | undefined>} Values */
 /**
  * A command: its usage line and summary, its positionals (the last `optional` of them may be left

@@ -120,9 +120,10 @@ export function progressReporter(err, plan, quiet) {
       const share = p.total ? p.bytesOut / p.total : 1;
       const eta = p.etaSeconds === null ? '' : `  ${Math.ceil(p.etaSeconds)} s left`;
       const bar = '#'.repeat(Math.round(30 * share)).padEnd(30);
-      err.write(
-        `\r\x1b[K[${bar}] ${(100 * share).toFixed(0).padStart(3)}%  ${p.index + 1}/${p.count} ${p.tensor}${eta}`,
-      );
+      const line = `[${bar}] ${(100 * share).toFixed(0).padStart(3)}%  ${p.index + 1}/${p.count} ${p.tensor}${eta}`;
+      // Cut to the terminal's width: a line that wraps would not be redrawn in place.
+      const width = typeof err.columns === 'number' && err.columns > 1 ? err.columns - 1 : line.length;
+      err.write(`\r\x1b[K${line.slice(0, width)}`);
       drawn = true;
     },
     end(ok) {
