@@ -35,9 +35,11 @@ async function quantize(pos, opt, print, err) {
     }
     const plan = explained(() => planFor(f, options), inPath, imPath);
     for (const w of warnings(plan.warnings)) err.write(`blockquant: warning: ${w}\n`);
+    const outs = (/** @type {string} */ out) =>
+      outputPaths(out, plan.shards.length, options.keepSplit === true).join(', ');
     if (dryRun) {
       printPlan(plan, print);
-      printSummary(plan, { out: outPath ?? null, inBytes, seconds: null }, print);
+      printSummary(plan, { out: outPath === undefined ? null : outs(outPath), inBytes, seconds: null }, print);
       return 0;
     }
     const out = /** @type {string} */ (outPath);
@@ -55,8 +57,7 @@ async function quantize(pos, opt, print, err) {
     } finally {
       progress.end(ok);
     }
-    const outs = outputPaths(out, plan.shards.length, options.keepSplit === true);
-    printSummary(plan, { out: outs.join(', '), inBytes, seconds: (performance.now() - started) / 1000 }, print);
+    printSummary(plan, { out: outs(out), inBytes, seconds: (performance.now() - started) / 1000 }, print);
     return 0;
   } finally {
     await f.close();
@@ -64,7 +65,7 @@ async function quantize(pos, opt, print, err) {
 }
 
 /**
- * Runs `step` (planFor, or the writing), turning its PlanError into what the CLI reports.
+ * Runs `step` (planFor), turning its PlanError into what the CLI reports.
  * @template T
  * @param {() => T} step @param {string} inPath @param {string | undefined} imPath
  * @returns {T}
