@@ -1,11 +1,11 @@
-// The format lists the commands offer, all from the type table (js/types.js), so a new format
-// needs no change here.
+// The format lists stats offers, all from the type table (js/types.js), so a new format needs no
+// change here. (quantize takes llama's ftypes and ggml's type names: js/model/ftypes.js.)
 import { typeInfo, typeId, CODEC_TYPES } from '../node.js';
 
 /** @typedef {import('../types.js').TypeInfo & { id: number }} Format */
 
 /** Every type the codec knows. @type {Format[]} */
-export const CODEC = CODEC_TYPES.map((id) => ({ id, ...typeInfo(id) }));
+const CODEC = CODEC_TYPES.map((id) => ({ id, ...typeInfo(id) }));
 /** Bits per weight of a format. @param {Format} t */
 export const bitsPerWeight = (t) => (t.typeSize * 8) / t.blockSize;
 // Activation formats (q8_1, q8_K): another type's dots pair with them, and they have no dot of
@@ -13,15 +13,15 @@ export const bitsPerWeight = (t) => (t.typeSize * 8) / t.blockSize;
 const ACTIVATION = new Set(
   CODEC.filter((t) => !t.dot && CODEC.some((u) => u.id !== t.id && u.vecDot === t.id)).map((t) => t.id),
 );
-// What quantize writes: the block formats the codec quantizes, activation formats excepted; most
+// The weight formats: the block formats the codec quantizes, activation formats excepted; most
 // bits per weight first.
-export const MODEL_FORMATS = CODEC.filter((t) => t.blockSize > 1 && t.quantize && !ACTIVATION.has(t.id)).sort(
+const MODEL_FORMATS = CODEC.filter((t) => t.blockSize > 1 && t.quantize && !ACTIVATION.has(t.id)).sort(
   (a, b) => bitsPerWeight(b) - bitsPerWeight(a) || b.id - a.id,
 );
-// What stats can try: every format with block statistics; by default the model formats among them.
+// What stats can try: every format with block statistics; by default the weight formats among them.
 export const STATS_FORMATS = CODEC.filter((t) => t.stats);
 export const STATS_DEFAULT = MODEL_FORMATS.filter((t) => t.stats);
-/** The float types quantize and stats take as input. @type {Set<number>} */
+/** The float types stats takes as input. @type {Set<number>} */
 export const FLOATS = new Set(CODEC.filter((t) => t.blockSize === 1 && t.dequantize).map((t) => t.id));
 /** @param {Format[]} list */
 export const names = (list) => list.map((t) => t.name).join(', ');
