@@ -28,7 +28,17 @@ export async function writeModel(f, out, o) {
       signal: trap.signal,
       onProgress: o.onProgress,
     });
+    // A signal that came while the output was being placed: new outputs are removed (nothing is
+    // left under OUT after a signal); one that replaced a file (--force) cannot be undone.
+    if (trap.got) {
+      if (!o.force) {
+        await trap.discardPlaced();
+        throw tag(new Interrupted(trap.got.signal, 'nothing was written'), out);
+      }
+      throw tag(new Interrupted(trap.got.signal, 'the output was written whole'), out);
+    }
   } catch (e) {
+    if (e instanceof Interrupted) throw e;
     if (e instanceof OutputError) {
       const why = e.message.slice(e.file.length + 2);
       throw new Refused(e.file, e.code === 'EXISTS' ? 'exists; --force replaces it' : why);
@@ -38,6 +48,4 @@ export async function writeModel(f, out, o) {
   } finally {
     trap.release();
   }
-  // A signal after the last step: the output is complete, and the signal still reported.
-  if (trap.got) throw tag(new Interrupted(trap.got.signal, 'the output was written whole'), out);
 }
