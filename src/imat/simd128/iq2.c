@@ -19,38 +19,52 @@ typedef struct {
   v128_t v[8], w[8];
 } group8;
 
+/* The distance terms of a group at scale s: lane c of term[i], for grid byte 2c + 1 (1, 3 or 5),
+ * is waux_i (s (2c + 1) - v_i)^2 as the reference computes it (lane 3 unused). */
+static inline void terms_of(const group8 *g, float s, v128_t *term) {
+  const v128_t sq = wasm_f32x4_mul(wasm_f32x4_splat(s), wasm_f32x4_make(1, 3, 5, 0));
+  for (int i = 0; i < 8; i++) {
+    const v128_t diff = wasm_f32x4_sub(sq, g->v[i]);
+    term[i] = wasm_f32x4_mul(wasm_f32x4_mul(g->w[i], diff), diff);
+  }
+}
+
 /* bq_iq2_search__ref with lanes being neighbours 4g + lane: the grid index, or -1 when no
- * distance is below FLT_MAX. */
+ * distance is below FLT_MAX. Each lane's term of element i is looked up in term[i] by a byte
+ * swizzle: grid byte b = 2c + 1 of the lane's point picks bytes 4c..4c+3 = 2b - 2 + (0..3). */
 static inline int search4(const bq_iq2_tables *t, int u, const group8 *g, float s) {
   const uint16_t *nb = t->neighbours - t->map[u] - 1;
   const int n = nb[0];
-  const v128_t vs = wasm_f32x4_splat(s), nv = wasm_i32x4_splat(n);
+  v128_t term[8];
+  terms_of(g, s, term);
+  const v128_t nv = wasm_i32x4_splat(n), k0123 = wasm_i32x4_splat(0x0100FFFE); /* -2,-1,0,1 */
   v128_t best = wasm_f32x4_splat(FLT_MAX), at = wasm_i32x4_splat(INT32_MAX);
   v128_t j = wasm_i32x4_make(0, 1, 2, 3);
+  const uint64_t *grid = t->grid;
   for (int j0 = 0; j0 < n; j0 += 4) {
     /* lanes past the list's end read its first point and never replace */
-    const uint64_t *grid = t->grid;
     const v128_t a =
         wasm_i64x2_make((int64_t)grid[nb[1 + j0]], (int64_t)grid[nb[j0 + 1 < n ? 2 + j0 : 1]]);
     const v128_t b = wasm_i64x2_make((int64_t)grid[nb[j0 + 2 < n ? 3 + j0 : 1]],
                                      (int64_t)grid[nb[j0 + 3 < n ? 4 + j0 : 1]]);
-    /* bytes 4i + lane: element i of lane's point */
-    const v128_t lo =
-        wasm_i8x16_shuffle(a, b, 0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27);
-    const v128_t hi =
-        wasm_i8x16_shuffle(a, b, 4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31);
-    const v128_t h[4] = {wasm_u16x8_extend_low_u8x16(lo), wasm_u16x8_extend_high_u8x16(lo),
-                         wasm_u16x8_extend_low_u8x16(hi), wasm_u16x8_extend_high_u8x16(hi)};
+    const v128_t a2 = wasm_i8x16_add(a, a), b2 = wasm_i8x16_add(b, b);
+#define BQ_IQ2_TERM(i)                                                                           \
+  wasm_i8x16_swizzle(                                                                            \
+      term[i],                                                                                   \
+      wasm_i8x16_add(wasm_i8x16_shuffle(a2, b2, i, i, i, i, 8 + i, 8 + i, 8 + i, 8 + i, 16 + i,  \
+                                        16 + i, 16 + i, 16 + i, 24 + i, 24 + i, 24 + i, 24 + i), \
+                     k0123))
     /* d2 = 0 + t0 + ... + t7 in ggml; 0 + t0 is t0 up to the sign of a zero and a NaN's bits,
      * neither of which a comparison sees. */
-    v128_t d2 = wasm_f32x4_splat(0.0f);
-    for (int i = 0; i < 8; i++) {
-      const v128_t q = wasm_f32x4_convert_i32x4(i % 2 ? wasm_u32x4_extend_high_u16x8(h[i / 2])
-                                                      : wasm_u32x4_extend_low_u16x8(h[i / 2]));
-      const v128_t diff = wasm_f32x4_sub(wasm_f32x4_mul(vs, q), g->v[i]);
-      const v128_t term = wasm_f32x4_mul(wasm_f32x4_mul(g->w[i], diff), diff);
-      d2 = i ? wasm_f32x4_add(d2, term) : term;
-    }
+    v128_t d2 = BQ_IQ2_TERM(0);
+    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(1));
+    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(2));
+    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(3));
+    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(4));
+    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(5));
+    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(6));
+    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(7));
+#undef BQ_IQ2_TERM
     const v128_t m = wasm_v128_and(wasm_f32x4_lt(d2, best), wasm_i32x4_lt(j, nv));
     best = wasm_v128_bitselect(d2, best, m);
     at = wasm_v128_bitselect(j, at, m);
