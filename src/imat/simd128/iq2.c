@@ -4,11 +4,11 @@
  * one vector, a group's four points (u) in another, and the sums sumqx and sumq2 of the four
  * trials accumulated lane by lane in ggml's element order, so each lane's sums are the reference's
  * bit for bit; the trials are then scanned in order as the reference scans them. A point off the
- * grid is searched among its neighbours four at a time (lanes: neighbours, their grid bytes
- * transposed by two byte shuffles), each lane keeping its first least distance and the lanes then
- * ordered as ggml's scan would order them. A sub-block holding a NaN, or whose IQ2_XXS start
- * scale is NaN, is left to the reference: a NaN's payload picks its code, and wasm arithmetic need
- * not keep payloads. */
+ * grid is searched among its neighbours four at a time (lanes: neighbours), each lane keeping its
+ * first least distance and the lanes then ordered as ggml's scan would order them; the trials of
+ * a batch that land on the same point (most of the time) share one pass over its list. A sub-block
+ * holding a NaN, or whose IQ2_XXS start scale is NaN, is left to the reference: a NaN's payload
+ * picks its code, and wasm arithmetic need not keep payloads. */
 #include "../iq2.h"
 
 #include <float.h>
@@ -29,16 +29,22 @@ static inline void terms_of(const group8 *g, float s, v128_t *term) {
   }
 }
 
-/* bq_iq2_search__ref with lanes being neighbours 4g + lane: the grid index, or -1 when no
- * distance is below FLT_MAX. Each lane's term of element i is looked up in term[i] by a byte
- * swizzle: grid byte b = 2c + 1 of the lane's point picks bytes 4c..4c+3 = 2b - 2 + (0..3). */
-static inline int search4(const bq_iq2_tables *t, int u, const group8 *g, float s) {
+/* bq_iq2_search__ref of point u at nt scales s[r] (trials whose codes landed on the same point),
+ * with lanes being neighbours 4g + lane: the grid index of each into gi[r], or -1 when no distance
+ * is below FLT_MAX. Each lane's term of element i is looked up in term[r][i] by a byte swizzle:
+ * grid byte b = 2c + 1 of the lane's point picks bytes 4c..4c+3 = 2b - 2 + (0..3); the indices
+ * depend on the list only, so the trials share them. */
+static inline void search4(const bq_iq2_tables *t, int u, const group8 *g, int nt, const float *s,
+                           int *gi) {
   const uint16_t *nb = t->neighbours - t->map[u] - 1;
   const int n = nb[0];
-  v128_t term[8];
-  terms_of(g, s, term);
+  v128_t term[4][8], best[4], at[4];
+  for (int r = 0; r < nt; r++) {
+    terms_of(g, s[r], term[r]);
+    best[r] = wasm_f32x4_splat(FLT_MAX);
+    at[r] = wasm_i32x4_splat(INT32_MAX);
+  }
   const v128_t nv = wasm_i32x4_splat(n), k0123 = wasm_i32x4_splat(0x0100FFFE); /* -2,-1,0,1 */
-  v128_t best = wasm_f32x4_splat(FLT_MAX), at = wasm_i32x4_splat(INT32_MAX);
   v128_t j = wasm_i32x4_make(0, 1, 2, 3);
   const uint64_t *grid = t->grid;
   for (int j0 = 0; j0 < n; j0 += 4) {
@@ -48,38 +54,45 @@ static inline int search4(const bq_iq2_tables *t, int u, const group8 *g, float 
     const v128_t b = wasm_i64x2_make((int64_t)grid[nb[j0 + 2 < n ? 3 + j0 : 1]],
                                      (int64_t)grid[nb[j0 + 3 < n ? 4 + j0 : 1]]);
     const v128_t a2 = wasm_i8x16_add(a, a), b2 = wasm_i8x16_add(b, b);
-#define BQ_IQ2_TERM(i)                                                                           \
-  wasm_i8x16_swizzle(                                                                            \
-      term[i],                                                                                   \
+    v128_t idx[8];
+#define BQ_IQ2_IDX(i)                                                                            \
+  idx[i] =                                                                                       \
       wasm_i8x16_add(wasm_i8x16_shuffle(a2, b2, i, i, i, i, 8 + i, 8 + i, 8 + i, 8 + i, 16 + i,  \
                                         16 + i, 16 + i, 16 + i, 24 + i, 24 + i, 24 + i, 24 + i), \
-                     k0123))
-    /* d2 = 0 + t0 + ... + t7 in ggml; 0 + t0 is t0 up to the sign of a zero and a NaN's bits,
-     * neither of which a comparison sees. */
-    v128_t d2 = BQ_IQ2_TERM(0);
-    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(1));
-    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(2));
-    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(3));
-    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(4));
-    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(5));
-    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(6));
-    d2 = wasm_f32x4_add(d2, BQ_IQ2_TERM(7));
-#undef BQ_IQ2_TERM
-    const v128_t m = wasm_v128_and(wasm_f32x4_lt(d2, best), wasm_i32x4_lt(j, nv));
-    best = wasm_v128_bitselect(d2, best, m);
-    at = wasm_v128_bitselect(j, at, m);
+                     k0123)
+    BQ_IQ2_IDX(0);
+    BQ_IQ2_IDX(1);
+    BQ_IQ2_IDX(2);
+    BQ_IQ2_IDX(3);
+    BQ_IQ2_IDX(4);
+    BQ_IQ2_IDX(5);
+    BQ_IQ2_IDX(6);
+    BQ_IQ2_IDX(7);
+#undef BQ_IQ2_IDX
+    const v128_t live = wasm_i32x4_lt(j, nv);
+    for (int r = 0; r < nt; r++) {
+      /* d2 = 0 + t0 + ... + t7 in ggml; 0 + t0 is t0 up to the sign of a zero and a NaN's bits,
+       * neither of which a comparison sees. */
+      v128_t d2 = wasm_i8x16_swizzle(term[r][0], idx[0]);
+      for (int i = 1; i < 8; i++) d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[r][i], idx[i]));
+      const v128_t m = wasm_v128_and(wasm_f32x4_lt(d2, best[r]), live);
+      best[r] = wasm_v128_bitselect(d2, best[r], m);
+      at[r] = wasm_v128_bitselect(j, at[r], m);
+    }
     j = wasm_i32x4_add(j, wasm_i32x4_splat(4));
   }
   /* Each lane holds its first least distance (below FLT_MAX, or no index); ggml's scan keeps the
    * first index of the least distance overall: the least index among the lanes at the minimum.
    * (No lane holds a NaN: a NaN distance never replaces.) */
-  v128_t m = wasm_f32x4_min(best, wasm_i32x4_shuffle(best, best, 2, 3, 0, 1));
-  m = wasm_f32x4_min(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
-  v128_t k = wasm_v128_bitselect(at, wasm_i32x4_splat(INT32_MAX), wasm_f32x4_eq(best, m));
-  k = wasm_i32x4_min(k, wasm_i32x4_shuffle(k, k, 2, 3, 0, 1));
-  k = wasm_i32x4_min(k, wasm_i32x4_shuffle(k, k, 1, 0, 3, 2));
-  const int sel = wasm_i32x4_extract_lane(k, 0);
-  return sel == INT32_MAX ? -1 : nb[1 + sel];
+  for (int r = 0; r < nt; r++) {
+    v128_t m = wasm_f32x4_min(best[r], wasm_i32x4_shuffle(best[r], best[r], 2, 3, 0, 1));
+    m = wasm_f32x4_min(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
+    v128_t k = wasm_v128_bitselect(at[r], wasm_i32x4_splat(INT32_MAX), wasm_f32x4_eq(best[r], m));
+    k = wasm_i32x4_min(k, wasm_i32x4_shuffle(k, k, 2, 3, 0, 1));
+    k = wasm_i32x4_min(k, wasm_i32x4_shuffle(k, k, 1, 0, 3, 2));
+    const int sel = wasm_i32x4_extract_lane(k, 0);
+    gi[r] = sel == INT32_MAX ? -1 : nb[1 + sel];
+  }
 }
 
 static inline void codes_of(const bq_iq2_tables *t, int gi, int8_t *L) {
@@ -91,7 +104,8 @@ static int search(const bq_iq2_tables *t, int u, const float *v, const float *wa
                   int8_t *L) {
   group8 g;
   for (int i = 0; i < 8; i++) g.v[i] = wasm_f32x4_splat(v[i]), g.w[i] = wasm_f32x4_splat(waux[i]);
-  const int gi = search4(t, u, &g, s);
+  int gi;
+  search4(t, u, &g, 1, &s, &gi);
   if (gi >= 0) codes_of(t, gi, L);
   return gi;
 }
@@ -166,16 +180,29 @@ static int subblock(int G, const bq_iq2_tables *t, const float *x, const float *
       wasm_v128_store(u[k], p);
     }
     int on_aux[4][4];
-    for (int k = 0; k < ng; k++)
+    for (int k = 0; k < ng; k++) {
+      int todo = 0; /* lanes off the grid, not yet searched */
       for (int lane = 0; lane < nt; lane++) {
         on_aux[lane][k] = t->map[u[k][lane]] >= 0;
-        if (on_aux[lane][k]) continue;
-        const int gk = search4(t, u[k][lane], &g[k], ss[lane]);
-        if (gk < 0) return BQ_EDOMAIN;
-        int8_t c[8];
-        codes_of(t, gk, c);
-        for (int i = 0; i < 8; i++) l[8 * k + i][lane] = c[i];
+        todo |= !on_aux[lane][k] << lane;
       }
+      while (todo) {
+        /* the lanes whose codes landed on the same point as the first one left: one search */
+        const int p = u[k][__builtin_ctz(todo)];
+        int lanes[4], m = 0;
+        float sm[4];
+        for (int o = 0; o < nt; o++)
+          if (todo >> o & 1 && u[k][o] == p) lanes[m] = o, sm[m++] = ss[o], todo &= ~(1 << o);
+        int gm[4];
+        search4(t, p, &g[k], m, sm, gm);
+        for (int r = 0; r < m; r++) {
+          if (gm[r] < 0) return BQ_EDOMAIN;
+          int8_t c[8];
+          codes_of(t, gm[r], c);
+          for (int i = 0; i < 8; i++) l[8 * k + i][lanes[r]] = c[i];
+        }
+      }
+    }
     v128_t sx = wasm_f32x4_splat(0.0f), s2 = sx;
     for (int i = 0; i < n; i++) {
       const v128_t q = wasm_f32x4_convert_i32x4(
