@@ -5,10 +5,10 @@
  * Per super-block of 256: sigma2 = 2 * sum x^2 / 256 and per element a weight, qw * sqrt(sigma2 +
  * x^2) (IQ1_M without weights: x^2). Per sub-block (IQ1_S: 32 values, IQ1_M: 16), unless its
  * largest magnitude is below 1e-12 (IQ1_S) or 1e-7 (IQ1_M): the values sorted, and every split of
- * the sorted order into codes 0 | 1 | 2 tried with the code values -1, 0, 1 shifted by +-1/8 (IQ1_S:
- * one shift per sub-block; IQ1_M: one per group of 8), scoring sumqx^2 / sumq2 (the first best
- * wins). A negative best scale is flipped (codes 2 - L, shifts negated). Each group of 8 codes off
- * the grid moves to the neighbour of least weighted squared error at that scale
+ * the sorted order into codes 0 | 1 | 2 tried with the code values -1, 0, 1 shifted by +-1/8
+ * (IQ1_S: one shift per sub-block; IQ1_M: one per group of 8), scoring sumqx^2 / sumq2 (the first
+ * best wins). A negative best scale is flipped (codes 2 - L, shifts negated). Each group of 8 codes
+ * off the grid moves to the neighbour of least weighted squared error at that scale
  * (iq1_find_best_neighbour2), and then the scale is refitted. The super-block stores d =
  * max scale / 15 (IQ1_S: as fp16 times 1.125) and 3-bit scales nearest_int((scale / d - 1) / 2);
  * IQ1_M then refits d over all its codes and scales and stores it times 1.1125 as fp16, spread
@@ -179,7 +179,8 @@ static int subblock_s(const bq_iq1_kernels *k, const bq_iq2_tables *t, const flo
         const float sumqx = (sumx[i1] - sumx[0]) * c[0] + (sumx[i2] - sumx[i1]) * c[1] +
                             (sumx[N] - sumx[i2]) * c[2];
         const float sumq2 = (sumw[i1] - sumw[0]) * c[0] * c[0] +
-                            (sumw[i2] - sumw[i1]) * c[1] * c[1] + (sumw[N] - sumw[i2]) * c[2] * c[2];
+                            (sumw[i2] - sumw[i1]) * c[1] * c[1] +
+                            (sumw[N] - sumw[i2]) * c[2] * c[2];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
           scale = sumqx / sumq2;
           best = scale * sumqx;
