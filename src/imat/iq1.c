@@ -151,45 +151,49 @@ static inline int scale_code(float id, float scale) {
 
 /* ---- IQ1_S ---- */
 
-/* One sub-block of 32: its scale (>= 0; 0 when skipped), shift (+1 or -1) and 4 grid indices.
- * Returns 1, 0 when skipped (indices untouched), or BQ_EDOMAIN. */
-static int subblock_s(const bq_iq1_kernels *k, const bq_iq2_tables *t, const float *xb,
-                      const float *w, float *scale_out, int *shift_out, uint16_t *index) {
+void bq_iq1s_split__ref(const float *sumx, const float *sumw, int *besti1, int *besti2, int *shift,
+                        float *scale) {
   enum { N = BQ_IQ1S_BLOCK };
-  const float *xp = bq_iq1_xp, *xm = bq_iq1_xm;
-  *scale_out = 0;
-  *shift_out = 1;
-  const float max = max_abs(xb, N);
-  if (max < 1e-12f) return 0;
-  int perm[N];
-  bq_iq1_sort(xb, N, perm);
-  float sumx[N + 1], sumw[N + 1];
-  sumx[0] = sumw[0] = 0;
-  for (int j = 0; j < N; j++) {
-    const int i = perm[j];
-    sumx[j + 1] = sumx[j] + w[i] * xb[i];
-    sumw[j + 1] = sumw[j] + w[i];
-  }
-  float best = -FLT_MAX, scale = max;
-  int besti1 = -1, besti2 = -1, shift = 0;
+  float best = -FLT_MAX;
   for (int i1 = 0; i1 <= N; i1++)
-    for (int i2 = i1; i2 <= N; i2++) {
+    for (int i2 = i1; i2 <= N; i2++)
       for (int sign = 1; sign >= -1; sign -= 2) {
-        const float *c = sign == 1 ? xp : xm;
+        const float *c = sign == 1 ? bq_iq1_xp : bq_iq1_xm;
         const float sumqx = (sumx[i1] - sumx[0]) * c[0] + (sumx[i2] - sumx[i1]) * c[1] +
                             (sumx[N] - sumx[i2]) * c[2];
         const float sumq2 = (sumw[i1] - sumw[0]) * c[0] * c[0] +
                             (sumw[i2] - sumw[i1]) * c[1] * c[1] +
                             (sumw[N] - sumw[i2]) * c[2] * c[2];
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-          scale = sumqx / sumq2;
-          best = scale * sumqx;
-          besti1 = i1;
-          besti2 = i2;
-          shift = sign;
+          *scale = sumqx / sumq2;
+          best = *scale * sumqx;
+          *besti1 = i1;
+          *besti2 = i2;
+          *shift = sign;
         }
       }
-    }
+}
+
+/* One sub-block of 32: its scale (>= 0; 0 when skipped), shift (+1 or -1) and 4 grid indices.
+ * Returns 1, 0 when skipped (indices untouched), or BQ_EDOMAIN. */
+static int subblock_s(const bq_iq1_kernels *k, const bq_iq2_tables *t, const float *xb,
+                      const float *w, float *scale_out, int *shift_out, uint16_t *index) {
+  enum { N = BQ_IQ1S_BLOCK };
+  *scale_out = 0;
+  *shift_out = 1;
+  const float max = max_abs(xb, N);
+  if (max < 1e-12f) return 0;
+  int perm[N];
+  bq_iq1_sort(xb, N, perm);
+  float sumx[N + 4] = {0}, sumw[N + 4] = {0}; /* 3 past the end for SIMD128 loads */
+  for (int j = 0; j < N; j++) {
+    const int i = perm[j];
+    sumx[j + 1] = sumx[j] + w[i] * xb[i];
+    sumw[j + 1] = sumw[j] + w[i];
+  }
+  float scale = max;
+  int besti1 = -1, besti2 = -1, shift = 0;
+  k->split_s(sumx, sumw, &besti1, &besti2, &shift, &scale);
   if (besti1 < 0 || besti2 < 0 || shift == 0) return 0;
   int8_t L[N];
   codes_of_split(perm, N, besti1, besti2, L);
@@ -198,7 +202,7 @@ static int subblock_s(const bq_iq1_kernels *k, const bq_iq2_tables *t, const flo
     scale = -scale;
     shift = -shift;
   }
-  const float *xx = shift == 1 ? xp : xm;
+  const float *xx = shift == 1 ? bq_iq1_xp : bq_iq1_xm;
   const float *const xg[4] = {xx, xx, xx, xx};
   const int all = on_grid(k, t, N, xb, w, scale, xg, L, index);
   if (all < 0) return BQ_EDOMAIN;
@@ -402,7 +406,7 @@ int bq_iq1_m_rows(const bq_iq1_kernels *k, const float *x, void *y, size_t rows,
   return BQ_OK;
 }
 
-static const bq_iq1_kernels ref = {bq_iq1_search__ref, bq_iq1m_split__ref};
+static const bq_iq1_kernels ref = {bq_iq1_search__ref, bq_iq1s_split__ref, bq_iq1m_split__ref};
 
 BQ_QUANTIZE_ROWS_PROTO(iq1_s, __ref) { return bq_iq1_s_rows(&ref, x, y, rows, cols, qw); }
 

@@ -35,6 +35,16 @@ int bq_iq1_search__ref(const bq_iq2_tables *t, int u, const float *xval, const f
  * everything) fall exactly as there. */
 void bq_iq1_sort(const float *x, int n, int *perm);
 
+/* IQ1_S's split search from the running sums over the sorted values, sumx[j] = sum of w x and
+ * sumw[j] = sum of w over the j smallest (33 each; SIMD128 reads 3 more, which must be 0): for
+ * each pair of boundaries i1 <= i2 and each shift (+1: codes -1, 0, 1 plus 1/8; -1: minus), the
+ * weighted least-squares scale; the best into *i1, *i2, *shift and *scale (untouched when none is
+ * better than -FLT_MAX). */
+typedef void bq_iq1s_split_fn(const float *sumx, const float *sumw, int *besti1, int *besti2,
+                              int *shift, float *scale);
+void bq_iq1s_split__ref(const float *sumx, const float *sumw, int *besti1, int *besti2, int *shift,
+                        float *scale);
+
 /* IQ1_M's split search over the sorted values: for each pair of boundaries i1 <= i2 in the sorted
  * order (codes 0 below i1, 1 below i2, 2 above) and each of the 4 choices of delta sign for the two
  * groups of 8 (k = 0: +,+; 1: +,-; 2: -,+; 3: -,-), the weighted least-squares scale; the best
@@ -47,6 +57,7 @@ void bq_iq1m_split__ref(const float *xb, const float *w, const int *perm, int *b
 /* The steps one version of the quantizers supplies (the reference's, or SIMD128's). */
 typedef struct {
   bq_iq1_search_fn *search;
+  bq_iq1s_split_fn *split_s;
   bq_iq1m_split_fn *split_m;
 } bq_iq1_kernels;
 

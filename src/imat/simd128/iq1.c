@@ -1,0 +1,137 @@
+/* IQ1_S and IQ1_M SIMD128 quantizers: bit-exact with ../iq1.c, whose row, super-block and
+ * sub-block steps they share; SIMD128 does the two searches.
+ *
+ * The split searches keep the reference's order of evaluation and of rounding. IQ1_M's sums run
+ * one lane per shift choice k (the four accumulators of ggml's loop), each lane adding the same
+ * products in the same element order; the sum over the elements below i1 is shared by every i2
+ * and the one below i2 grows with i2 (the same additions in the same order, done once), and only
+ * the part above i2 is added anew. IQ1_S's scores come from the running sums, four values of i2 at
+ * a time. Candidates are then tested against the best so far, all lanes at once: while none
+ * beats it the sequential scan would take none either (the best only changes when one does), and
+ * when one does, that group of candidates is scanned in the reference's order.
+ *
+ * The neighbour search scores four neighbours at a time, one per lane, each lane summing its 8
+ * squared errors in element order, and scans the four distances in list order. Only comparisons
+ * see NaNs in these searches, so wasm's NaN bits do not matter there. */
+#include "../iq1.h"
+
+#include <float.h>
+#include <wasm_simd128.h>
+
+static void split_s(const float *sumx, const float *sumw, int *besti1, int *besti2, int *shift,
+                    float *scale) {
+  enum { N = BQ_IQ1S_BLOCK };
+  const float *xp = bq_iq1_xp, *xm = bq_iq1_xm;
+  const v128_t p0 = wasm_f32x4_splat(xp[0]), p1 = wasm_f32x4_splat(xp[1]),
+               p2 = wasm_f32x4_splat(xp[2]), m0 = wasm_f32x4_splat(xm[0]),
+               m1 = wasm_f32x4_splat(xm[1]), m2 = wasm_f32x4_splat(xm[2]);
+  const v128_t zero = wasm_f32x4_splat(0), lane = wasm_i32x4_make(0, 1, 2, 3);
+  const v128_t xN = wasm_f32x4_splat(sumx[N]), wN = wasm_f32x4_splat(sumw[N]);
+  float best = -FLT_MAX;
+  for (int i1 = 0; i1 <= N; i1++) {
+    const v128_t a = wasm_f32x4_splat(sumx[i1] - sumx[0]),
+                 aw = wasm_f32x4_splat(sumw[i1] - sumw[0]);
+    const v128_t x1 = wasm_f32x4_splat(sumx[i1]), w1 = wasm_f32x4_splat(sumw[i1]);
+    const v128_t pa = wasm_f32x4_mul(a, p0), ma = wasm_f32x4_mul(a, m0);
+    const v128_t pa2 = wasm_f32x4_mul(wasm_f32x4_mul(aw, p0), p0),
+                 ma2 = wasm_f32x4_mul(wasm_f32x4_mul(aw, m0), m0);
+    for (int i2 = i1; i2 <= N; i2 += 4) {
+      const v128_t sx = wasm_v128_load(sumx + i2), sw = wasm_v128_load(sumw + i2);
+      const v128_t b = wasm_f32x4_sub(sx, x1), c = wasm_f32x4_sub(xN, sx);
+      const v128_t bw = wasm_f32x4_sub(sw, w1), cw = wasm_f32x4_sub(wN, sw);
+      /* sumqx = (a c0 + b c1) + c c2, sumq2 = ((aw c0) c0 + (bw c1) c1) + (cw c2) c2 */
+      const v128_t pqx =
+          wasm_f32x4_add(wasm_f32x4_add(pa, wasm_f32x4_mul(b, p1)), wasm_f32x4_mul(c, p2));
+      const v128_t pq2 =
+          wasm_f32x4_add(wasm_f32x4_add(pa2, wasm_f32x4_mul(wasm_f32x4_mul(bw, p1), p1)),
+                         wasm_f32x4_mul(wasm_f32x4_mul(cw, p2), p2));
+      const v128_t mqx =
+          wasm_f32x4_add(wasm_f32x4_add(ma, wasm_f32x4_mul(b, m1)), wasm_f32x4_mul(c, m2));
+      const v128_t mq2 =
+          wasm_f32x4_add(wasm_f32x4_add(ma2, wasm_f32x4_mul(wasm_f32x4_mul(bw, m1), m1)),
+                         wasm_f32x4_mul(wasm_f32x4_mul(cw, m2), m2));
+      const v128_t vb = wasm_f32x4_splat(best);
+      const v128_t valid = wasm_i32x4_le(lane, wasm_i32x4_splat(N - i2));
+      const v128_t hit = wasm_v128_and(
+          valid,
+          wasm_v128_or(
+              wasm_v128_and(wasm_f32x4_gt(pq2, zero),
+                            wasm_f32x4_gt(wasm_f32x4_mul(pqx, pqx), wasm_f32x4_mul(vb, pq2))),
+              wasm_v128_and(wasm_f32x4_gt(mq2, zero),
+                            wasm_f32x4_gt(wasm_f32x4_mul(mqx, mqx), wasm_f32x4_mul(vb, mq2)))));
+      if (!wasm_v128_any_true(hit)) continue;
+      float qx[2][4], q2[2][4];
+      wasm_v128_store(qx[0], pqx), wasm_v128_store(q2[0], pq2);
+      wasm_v128_store(qx[1], mqx), wasm_v128_store(q2[1], mq2);
+      for (int l = 0; l < 4 && i2 + l <= N; l++)
+        for (int s = 0; s < 2; s++)
+          if (q2[s][l] > 0 && qx[s][l] * qx[s][l] > best * q2[s][l]) {
+            *scale = qx[s][l] / q2[s][l];
+            best = *scale * qx[s][l];
+            *besti1 = i1;
+            *besti2 = i2 + l;
+            *shift = s ? -1 : 1;
+          }
+    }
+  }
+}
+
+static void split_m(const float *xb, const float *w, const int *perm, int *besti1, int *besti2,
+                    int *bestk, float *scale) {
+  enum { N = BQ_IQ1M_BLOCK };
+  /* The terms of sorted element j in group p, lanes k: w c x and w c c, c the code value of
+   * element perm[j] (its group of 8 shifted as k says: bit 1 for the first, bit 0 the second). */
+  v128_t tx[3][N], tq[3][N];
+  for (int j = 0; j < N; j++) {
+    const int i = perm[j];
+    for (int p = 0; p < 3; p++) {
+      float c[4];
+      for (int k = 0; k < 4; k++) c[k] = ((i < N / 2 ? k >> 1 : k & 1) ? bq_iq1_xm : bq_iq1_xp)[p];
+      const v128_t cv = wasm_v128_load(c), wc = wasm_f32x4_mul(wasm_f32x4_splat(w[i]), cv);
+      tx[p][j] = wasm_f32x4_mul(wc, wasm_f32x4_splat(xb[i]));
+      tq[p][j] = wasm_f32x4_mul(wc, cv);
+    }
+  }
+  const v128_t zero = wasm_f32x4_splat(0);
+  float best = -FLT_MAX;
+  v128_t px = zero, pq = zero; /* the sums over sorted elements below i1 */
+  for (int i1 = 0; i1 <= N; i1++) {
+    v128_t mx = px, mq = pq; /* and then those below i2 */
+    for (int i2 = i1; i2 <= N; i2++) {
+      v128_t sx = mx, sq = mq;
+      for (int j = i2; j < N; j++) {
+        sx = wasm_f32x4_add(sx, tx[2][j]);
+        sq = wasm_f32x4_add(sq, tq[2][j]);
+      }
+      const v128_t hit = wasm_v128_and(
+          wasm_f32x4_gt(sq, zero),
+          wasm_f32x4_gt(wasm_f32x4_mul(sx, sx), wasm_f32x4_mul(wasm_f32x4_splat(best), sq)));
+      if (wasm_v128_any_true(hit)) {
+        float qx[4], q2[4];
+        wasm_v128_store(qx, sx), wasm_v128_store(q2, sq);
+        for (int k = 0; k < 4; k++)
+          if (q2[k] > 0 && qx[k] * qx[k] > best * q2[k]) {
+            *scale = qx[k] / q2[k];
+            best = *scale * qx[k];
+            *besti1 = i1;
+            *besti2 = i2;
+            *bestk = k;
+          }
+      }
+      if (i2 < N) {
+        mx = wasm_f32x4_add(mx, tx[1][i2]);
+        mq = wasm_f32x4_add(mq, tq[1][i2]);
+      }
+    }
+    if (i1 < N) {
+      px = wasm_f32x4_add(px, tx[0][i1]);
+      pq = wasm_f32x4_add(pq, tq[0][i1]);
+    }
+  }
+}
+
+static const bq_iq1_kernels simd = {bq_iq1_search__ref, split_s, split_m};
+
+BQ_QUANTIZE_ROWS_PROTO(iq1_s, __simd128) { return bq_iq1_s_rows(&simd, x, y, rows, cols, qw); }
+
+BQ_QUANTIZE_ROWS_PROTO(iq1_m, __simd128) { return bq_iq1_m_rows(&simd, x, y, rows, cols, qw); }
