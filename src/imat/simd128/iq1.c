@@ -130,7 +130,67 @@ static void split_m(const float *xb, const float *w, const int *perm, int *besti
   }
 }
 
-static const bq_iq1_kernels simd = {bq_iq1_search__ref, split_s, split_m};
+/* Lane l of the result: byte 4 e + l of m, widened (a 0x00 / 0xFF byte mask to a lane mask). */
+#define BQ_IQ1_WIDEN(m, e)                                                                         \
+  wasm_i8x16_shuffle(m, m, 4 * (e), 4 * (e), 4 * (e), 4 * (e), 4 * (e) + 1, 4 * (e) + 1,           \
+                     4 * (e) + 1, 4 * (e) + 1, 4 * (e) + 2, 4 * (e) + 2, 4 * (e) + 2, 4 * (e) + 2, \
+                     4 * (e) + 3, 4 * (e) + 3, 4 * (e) + 3, 4 * (e) + 3)
+
+static int search(const bq_iq2_tables *t, int u, const float *xval, const float *w, float s,
+                  const float *xg, int8_t *L) {
+  const uint16_t *nb = t->neighbours - t->map[u] - 1;
+  const int n = nb[0];
+  /* s xg[c] for the codes (grid bytes 1, 3, 5), as the reference computes them */
+  const v128_t q0 = wasm_f32x4_splat(s * xg[0]), q1 = wasm_f32x4_splat(s * xg[1]),
+               q2 = wasm_f32x4_splat(s * xg[2]);
+  const v128_t one = wasm_i8x16_splat(1), three = wasm_i8x16_splat(3);
+  v128_t xv[8], wv[8];
+  for (int i = 0; i < 8; i++) xv[i] = wasm_f32x4_splat(xval[i]), wv[i] = wasm_f32x4_splat(w[i]);
+  float best = FLT_MAX;
+  int gi = -1;
+  for (int j0 = 0; j0 < n; j0 += 4) {
+    uint64_t g[4];
+    for (int l = 0; l < 4; l++) g[l] = t->grid[nb[1 + (j0 + l < n ? j0 + l : n - 1)]];
+    const v128_t a = wasm_v128_load(g), b = wasm_v128_load(g + 2);
+    /* element e of neighbour l at byte 4 (e % 4) + l of lo (e < 4) or hi */
+    const v128_t lo = wasm_i8x16_shuffle(a, b, 0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19,
+                                         27),
+                 hi = wasm_i8x16_shuffle(a, b, 4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15,
+                                         23, 31);
+    const v128_t lo0 = wasm_i8x16_eq(lo, one), lo1 = wasm_i8x16_eq(lo, three);
+    const v128_t hi0 = wasm_i8x16_eq(hi, one), hi1 = wasm_i8x16_eq(hi, three);
+    v128_t d2 = wasm_f32x4_splat(0);
+#define BQ_IQ1_TERM(m0, m1, e, i)                                                              \
+  do {                                                                                         \
+    const v128_t q = wasm_v128_bitselect(q0, wasm_v128_bitselect(q1, q2, BQ_IQ1_WIDEN(m1, e)), \
+                                         BQ_IQ1_WIDEN(m0, e));                                 \
+    const v128_t diff = wasm_f32x4_sub(q, xv[i]);                                              \
+    d2 = wasm_f32x4_add(d2, wasm_f32x4_mul(wasm_f32x4_mul(wv[i], diff), diff));                \
+  } while (0)
+    BQ_IQ1_TERM(lo0, lo1, 0, 0);
+    BQ_IQ1_TERM(lo0, lo1, 1, 1);
+    BQ_IQ1_TERM(lo0, lo1, 2, 2);
+    BQ_IQ1_TERM(lo0, lo1, 3, 3);
+    BQ_IQ1_TERM(hi0, hi1, 0, 4);
+    BQ_IQ1_TERM(hi0, hi1, 1, 5);
+    BQ_IQ1_TERM(hi0, hi1, 2, 6);
+    BQ_IQ1_TERM(hi0, hi1, 3, 7);
+#undef BQ_IQ1_TERM
+    float d[4];
+    wasm_v128_store(d, d2);
+    for (int l = 0; l < 4 && j0 + l < n; l++)
+      if (d[l] < best) {
+        best = d[l];
+        gi = nb[1 + j0 + l];
+      }
+  }
+  if (gi < 0) return -1;
+  for (int i = 0; i < 8; i++) L[i] = (int8_t)(((int)(t->grid[gi] >> 8 * i & 0xFF) - 1) / 2);
+  return gi;
+}
+#undef BQ_IQ1_WIDEN
+
+static const bq_iq1_kernels simd = {search, split_s, split_m};
 
 BQ_QUANTIZE_ROWS_PROTO(iq1_s, __simd128) { return bq_iq1_s_rows(&simd, x, y, rows, cols, qw); }
 
