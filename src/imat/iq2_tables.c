@@ -13,8 +13,8 @@
  * Points with a code 3 are off every grid and get lists too. ggml sorts all G (distance, index)
  * pairs of every point with qsort. The distances of odd bytes are small integers (at most
  * 8 * 6^2), so here each point's distances are computed once, the nwant smallest distinct ones
- * found in the same pass, and the list written by one more pass per distance in index order: the
- * same lists, without the sort.
+ * found in the same pass, and the list written from the points within the largest of them, one
+ * pass per distance in index order: the same lists, without the sort.
  *
  * The grids are the decoders' tables (src/ref/iq_grids.c): bq_iq2xxs_grid, bq_iq2xs_grid and
  * bq_iq2s_grid hold magnitudes {8, 25, 43}, code c the c-th of them; bq_iq1s_grid holds int8
@@ -34,16 +34,20 @@ static inline int code_of(int G, uint64_t g, int i) {
   return m == 8 ? 0 : m == 25 ? 1 : 2;
 }
 
-/* Squared distance of point u to grid bytes g, both as odd bytes 2c + 1. */
-static inline int dist2(const int8_t *pos, uint64_t g) {
+/* Squared distance of 4 codes a to 4 codes b (2 bits each, as odd bytes 2c + 1). */
+static inline int dist4(int a, int b) {
   int d2 = 0;
-  for (int i = 0; i < 8; i++) {
-    const int d = (int)(g >> 8 * i & 0xFF) - pos[i];
+  for (int i = 0; i < 4; i++) {
+    const int d = 2 * ((a >> 2 * i & 3) - (b >> 2 * i & 3));
     d2 += d * d;
   }
   return d2;
 }
 
+/* The distance of point u to grid point k is that of their low 4 codes plus that of their high 4:
+ * the high part is computed per grid point once for every 256 points u that share it, the low
+ * part per u for the 256 values of 4 codes (from two tables of 2 codes), and each distance is
+ * then two loads and an add. */
 static int build(int G, void *mem) {
   const int nwant = G == 1024 ? 1 : G == 2048 ? 3 : 2;
   const size_t nlist = BQ_IQ2_NEIGHBOURS(G);
@@ -51,6 +55,7 @@ static int build(int G, void *mem) {
   int32_t *map = (int32_t *)(grid + G);
   uint16_t *nb = (uint16_t *)(map + BQ_IQ2_MAP);
   const uint64_t *dec = decode_grid(G);
+  uint8_t lo[2048], hi[2048]; /* grid point k's codes 0-3 and 4-7 */
   for (int u = 0; u < BQ_IQ2_MAP; u++) map[u] = -1;
   for (int k = 0; k < G; k++) {
     uint64_t g = 0;
@@ -62,17 +67,27 @@ static int build(int G, void *mem) {
     }
     grid[k] = g;
     map[u] = k;
+    lo[k] = (uint8_t)(u & 255);
+    hi[k] = (uint8_t)(u >> 8);
   }
   size_t o = 0;
-  uint16_t d2[2048];
+  uint16_t dhi[2048], d2[2048], cand[2048];
+  uint8_t dlo[256];
   for (int u = 0; u < BQ_IQ2_MAP; u++) {
+    if ((u & 255) == 0)
+      for (int k = 0; k < G; k++) dhi[k] = (uint16_t)dist4(u >> 8, hi[k]);
     if (map[u] >= 0) continue;
-    int8_t pos[8];
-    for (int i = 0; i < 8; i++) pos[i] = (int8_t)(2 * (u >> 2 * i & 3) + 1);
+    /* dlo[b]: codes 0-1 of b against u's, plus codes 2-3 against u's. */
+    uint8_t p01[16], p23[16];
+    for (int b = 0; b < 16; b++) {
+      p01[b] = (uint8_t)dist4(u & 15, b);
+      p23[b] = (uint8_t)dist4(u >> 4 & 15, b);
+    }
+    for (int b = 0; b < 256; b++) dlo[b] = (uint8_t)(p01[b & 15] + p23[b >> 4]);
     /* The nwant smallest distinct distances, ascending (INT32_MAX: none yet), in one pass. */
     int best[3] = {INT32_MAX, INT32_MAX, INT32_MAX};
     for (int k = 0; k < G; k++) {
-      const int d = dist2(pos, grid[k]);
+      const int d = dlo[lo[k]] + dhi[k];
       d2[k] = (uint16_t)d;
       if (d >= best[nwant - 1]) continue;
       int s = 0;
@@ -81,14 +96,16 @@ static int build(int G, void *mem) {
       for (int t = nwant - 1; t > s; t--) best[t] = best[t - 1];
       best[s] = d;
     }
-    size_t n = 0;
-    for (int k = 0; k < G; k++) n += d2[k] <= best[nwant - 1];
-    if (o + 1 + n > nlist) return BQ_EINVAL; /* cannot happen: the sizes are ggml's */
+    /* The list: the grid points within the largest of those distances, by distance then index. */
+    int n = 0;
+    for (int k = 0; k < G; k++)
+      if (d2[k] <= best[nwant - 1]) cand[n++] = (uint16_t)k;
+    if (o + 1 + (size_t)n > nlist) return BQ_EINVAL; /* cannot happen: the sizes are ggml's */
     map[u] = -(int32_t)o - 1;
     nb[o++] = (uint16_t)n;
     for (int s = 0; s < nwant; s++)
-      for (int k = 0; k < G; k++)
-        if (d2[k] == best[s]) nb[o++] = (uint16_t)k;
+      for (int j = 0; j < n; j++)
+        if (d2[cand[j]] == best[s]) nb[o++] = cand[j];
   }
   return o == nlist ? BQ_OK : BQ_EINVAL;
 }
