@@ -141,7 +141,7 @@ native: build/native/libblockquant.a ## Build the native static library
 
 types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
 
-types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js js/gguf/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
 	rm -rf types
 	./node_modules/.bin/tsc -p tools/tsconfig.types.json
 	rm -rf types/wasm
@@ -208,11 +208,12 @@ demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (POR
 demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED) $(JS_TYPES)
 	$(NODE) demo/make-sample.js
 
-bench: all oracle bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the quantizers against native ggml, the relaxed build in Chromium, 2 threads against 1, and the download size
+bench: all oracle bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the quantizers against native ggml, the relaxed build in Chromium, 2 threads against 1, whole models against llama_model_quantize (BENCH_MODEL_MB, default 1024), and the download size
 	$(NODE) bench/bench.js
 	$(NODE) bench/quantize.js
 	$(NODE) bench/relaxed.js
 	$(NODE) bench/threads.js 2
+	$(NODE) bench/model.js --size $(or $(BENCH_MODEL_MB),1024)
 	$(NODE) bench/size.js
 
 bench/out/ceiling.wasm: bench/ceiling.c | deps

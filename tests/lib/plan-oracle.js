@@ -53,7 +53,7 @@ export function refusalCode(log) {
  * @param {import('../../js/model/recipe.js').QuantizePlan | null} plan
  * @returns {OracleOptions}
  */
-function oracleOptions(o, plan) {
+export function oracleOptions(o, plan) {
   /** @type {OracleOptions} */
   const r = {};
   if (o.imatrix) {
