@@ -18,6 +18,7 @@ import { toSink } from '../gguf/sinks.js';
 import { planFor } from './recipe.js';
 import { ALIGNMENT } from './header.js';
 import { PlanError } from './errors.js';
+import { invalidBlock } from './validate.js';
 
 /** @typedef {import('./recipe.js').QuantizePlan} QuantizePlan */
 /** @typedef {import('./recipe.js').PlanTensor} PlanTensor */
@@ -342,7 +343,9 @@ async function write(file, plan, sinks, codec, o) {
       const s = steps[i];
       const raw = await /** @type {Promise<Uint8Array>} */ (next);
       next = i + 1 < steps.length ? read(steps[i + 1]) : null;
+      validate(s, s.t.from, raw, 'INVALID_DATA');
       const out = await convert(codec, s, raw);
+      if (s.t.to !== s.t.from) validate(s, s.t.to, out, 'INVALID_OUTPUT');
       await behind;
       aborted(o.signal);
       const inBytes = raw.length;
@@ -376,6 +379,30 @@ async function write(file, plan, sinks, codec, o) {
   }
   if (bytesOut !== plan.totalBytes)
     throw new Error(`blockquant: wrote ${bytesOut} bytes, the plan has ${plan.totalBytes} (a bug)`);
+}
+
+/**
+ * Refuses what llama_model_quantize refuses: input data (every tensor, as it is read) or quantized
+ * data that ggml_validate_row_data rejects (a NaN or Inf value or scale; quantized scales overflow
+ * when the values are too large for the type).
+ * @param {Step} s @param {number} type @param {Uint8Array} bytes
+ * @param {'INVALID_DATA' | 'INVALID_OUTPUT'} code
+ */
+function validate(s, type, bytes, code) {
+  const bad = invalidBlock(type, bytes);
+  if (!bad) return;
+  const info = typeInfo(type);
+  const perRow = Math.floor((s.t.source.dims[0] ?? 1) / info.blockSize);
+  const block = s.first * perRow + bad.block;
+  const what = bad.what === 'e' ? 'an exponent of 0xff' : `a ${bad.what === 'nan' ? 'NaN' : 'infinite'} value`;
+  const where = info.blockSize > 1 ? `in block ${block} (${info.name})` : `at element ${block} (${info.name})`;
+  if (code === 'INVALID_DATA')
+    throw new PlanError(code, `tensor '${s.t.name}' has invalid data: ${what} ${where}`, s.t.name);
+  throw new PlanError(
+    code,
+    `${s.t.name}: quantized data validation failed: ${what} ${where} (the values are too large for ${info.name})`,
+    s.t.name,
+  );
 }
 
 /**
