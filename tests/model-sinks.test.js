@@ -404,6 +404,7 @@ test('bad options are refused before any work', async () => {
     { ftype: 'Q4_0', codec: bq, threads: 2 },
     { ftype: 'Q4_0', onProgress: 1 },
     { ftype: 'Q4_0', signal: {} },
+    { ftype: 'Q4_0', dryRun: true },
   ])
     await assert.rejects(
       quantizeModel(m.bytes, () => {}, /** @type {any} */ (o)),
@@ -419,4 +420,19 @@ test('bad options are refused before any work', async () => {
     quantizeModel(m.bytes, () => {}, { ftype: 'Q9_9' }),
     { code: 'UNKNOWN_FTYPE' },
   );
+});
+
+test('the browser entry point (js/index.js): a Blob in, a WritableStream out, as a page does', async () => {
+  const web = await import('../js/index.js');
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  const plan = await web.planQuantize(new Blob([m.bytes]), { ftype: 'Q4_K_M' });
+  await web.quantizeModel(new Blob([m.bytes]), new WritableStream({ write: (c) => void parts.push(c.slice()) }), {
+    ftype: 'Q4_K_M',
+    codec: bq,
+  });
+  same(concat(parts), expected, 'js/index.js');
+  assert.equal(plan.totalBytes, expected.length);
+  // A path is not a sink there.
+  await assert.rejects(web.quantizeModel(m.bytes, join(TMP, 'x.gguf'), options), TypeError);
 });

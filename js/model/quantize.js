@@ -76,7 +76,7 @@ const CHUNK_BYTES = 4 << 20;
  * @throws {PlanError} as planFor; GGUFError for the source or the imatrix
  */
 export async function planWith(env, source, options) {
-  const o = checkOptions(options);
+  const o = checkOptions(options, false);
   const { file, close } = await openSource(env, source, o.signal);
   try {
     return planFor(file, await planOptions(env, o));
@@ -98,7 +98,7 @@ export async function planWith(env, source, options) {
  *   imatrix; the sink's errors; the signal's reason
  */
 export async function quantizeWith(env, source, sink, options) {
-  const o = checkOptions(options);
+  const o = checkOptions(options, true);
   const { file, close } = await openSource(env, source, o.signal);
   /** @type {Sink[]} */
   let sinks = [];
@@ -126,9 +126,10 @@ export async function quantizeWith(env, source, sink, options) {
 
 /**
  * @param {unknown} options
+ * @param {boolean} writing quantizeModel's (dryRun is planQuantize's business)
  * @returns {QuantizeModelOptions}
  */
-function checkOptions(options) {
+function checkOptions(options, writing) {
   if (!options || typeof options !== 'object')
     throw new PlanError('BAD_OPTION', 'options must be an object ({ ftype, ... })');
   const o = /** @type {QuantizeModelOptions} */ (options);
@@ -138,6 +139,8 @@ function checkOptions(options) {
     throw new PlanError('BAD_OPTION', 'codec must be a codec from init()');
   if (o.codec !== undefined && o.threads !== undefined)
     throw new PlanError('BAD_OPTION', 'give threads or codec, not both (a codec has its threads)');
+  if (writing && o.dryRun === true)
+    throw new PlanError('BAD_OPTION', 'dryRun: quantizeModel writes the file; planQuantize is the dry run');
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
     throw new PlanError('BAD_OPTION', 'onProgress must be a function');
   const s = o.signal;
