@@ -6,6 +6,7 @@ import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
 import { readableLength } from './gguf-format.js';
 import { Tensor, TENSOR_TOKEN, WasmHeap, residentAddress } from './tensor.js';
 import { quantizeCall, EDOMAIN, domainError } from './quantize-call.js';
+import { apart } from './overlap.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -326,6 +327,7 @@ export class Codec {
     const y = out === undefined ? new Float32Array(n) : asFloats(out, 'out');
     if (y.length !== n)
       throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
+    const qa = apart(q, y); // bytes that overlap out are read as they were at the call
     const name = `bq_${t.name}_dequantize`;
     const fn = this.#kernel(name);
     const chunk = this.#chunk(4 + perElement(t), stepOf(t), n);
@@ -334,7 +336,7 @@ export class Codec {
     for (let i = 0; i < n; i += chunk) {
       const k = Math.min(chunk, n - i);
       const off = (i / t.blockSize) * t.typeSize;
-      new Uint8Array(this.#mem.buffer, qp).set(q.subarray(off, off + (k / t.blockSize) * t.typeSize));
+      new Uint8Array(this.#mem.buffer, qp).set(qa.subarray(off, off + (k / t.blockSize) * t.typeSize));
       Codec.#ok(fn(qp, yp, k), name);
       y.set(new Float32Array(this.#mem.buffer, yp, k), i);
     }
@@ -497,8 +499,8 @@ export class Codec {
       return this.#matvecResident([type], weights, o.exact, o.out === undefined ? undefined : [o.out])[0];
     }
     const t = codecType(type, 'matvec');
-    const w = asBytes(weights, 'weights');
-    const v = asFloats(x, 'x');
+    let w = asBytes(weights, 'weights');
+    let v = asFloats(x, 'x');
     if (typeof rows !== 'number' || !Number.isSafeInteger(rows) || rows < 0)
       throw new RangeError(`rows must be a non-negative integer, got ${String(rows)}`);
     const cols = v.length;
@@ -510,6 +512,9 @@ export class Codec {
     }
     const y = options.out === undefined ? new Float32Array(rows) : asFloats(options.out, 'out');
     if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
+    // Inputs that overlap out are read as they were at the call.
+    w = apart(w, y);
+    v = apart(v, y);
     const exact = options.exact === true || !t.dot || t.vecDot === GGMLType.F32;
     const tv = codecType(exact ? GGMLType.F32 : t.vecDot, 'quantize');
     const vec = exact ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : this.quantize(tv.id, v);

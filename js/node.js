@@ -1,7 +1,8 @@
 // Node-only entry point: everything js/index.js exports, and openGGUF, readImatrix and
 // quantizeModel that also take a file path or an fs/promises FileHandle (read lazily with
 // positional reads), quantizeModel and planQuantize also writing to paths (js/gguf/sink-file.js).
-import { open } from 'node:fs/promises';
+import { open, constants } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { openGGUF as openAny, GGUFError } from './gguf.js';
 import { readImatrix as readAny } from './model/imatrix.js';
 import { init } from './index-node.js';
@@ -24,6 +25,12 @@ const fileIdsOf = new WeakMap();
  */
 async function fileSource(fh, name, ids = /** @type {{ dev: bigint, ino: bigint }[]} */ ([])) {
   const st = await fh.stat({ bigint: true });
+  if (!st.isFile())
+    throw new GGUFError(
+      'NOT_A_FILE',
+      0,
+      `${name}: not a regular file (${kindOf(st)}); only regular files can be read by offset`,
+    );
   ids.push({ dev: st.dev, ino: st.ino });
   if (st.size > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${name}: ${st.size} bytes is too large`);
   const size = Number(st.size);
@@ -50,15 +57,32 @@ async function fileSource(fh, name, ids = /** @type {{ dev: bigint, ino: bigint 
   };
 }
 
+/** What kind of file a stat describes, for messages. @param {import('node:fs').BigIntStats} st */
+function kindOf(st) {
+  return st.isFIFO()
+    ? 'a FIFO'
+    : st.isDirectory()
+      ? 'a directory'
+      : st.isCharacterDevice() || st.isBlockDevice()
+        ? 'a device'
+        : st.isSocket()
+          ? 'a socket'
+          : 'not a regular file';
+}
+
 /**
  * Opens a path for reading; a path that cannot be opened (missing, unreadable) is a GGUFError
- * OPEN naming it, with Node's error as the cause.
+ * OPEN naming it, with Node's error as the cause. O_NONBLOCK: opening a FIFO must not wait for a
+ * writer (it would block a libuv thread, and the process, for good); fileSource then refuses
+ * anything but a regular file (NOT_A_FILE). On regular files O_NONBLOCK changes nothing.
  * @param {string} path
  */
 async function openFile(path) {
   try {
-    return await open(path, 'r');
+    return await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (e) {
+    if (/** @type {any} */ (e)?.code === 'EISDIR')
+      throw new GGUFError('NOT_A_FILE', 0, `${path}: not a regular file (a directory)`);
     const err = new GGUFError('OPEN', 0, `${path}: cannot open (${/** @type {Error} */ (e).message})`);
     err.cause = e;
     throw err;
@@ -73,7 +97,12 @@ async function openFile(path) {
  */
 async function nodeSources(list, opened, ids = /** @type {{ dev: bigint, ino: bigint }[]} */ ([])) {
   const srcs = [];
-  for (const s of list) {
+  for (const item of list) {
+    // file: URLs (strings or URL objects) are paths.
+    const s =
+      (item instanceof URL && item.protocol === 'file:') || (typeof item === 'string' && /^file:/i.test(item))
+        ? fileURLToPath(/** @type {string | URL} */ (item))
+        : item;
     if (typeof s === 'string' && !/^(https?|blob|data):/i.test(s)) {
       const fh = await openFile(s);
       opened.push(fh);
@@ -149,8 +178,13 @@ const ENV = {
   openGGUF,
   readImatrix,
   async sinks(sink, plan, file, o) {
-    if (typeof sink !== 'string') return null;
-    const paths = outputPaths(sink, plan.shards.length, o.keepSplit === true);
+    // A path, or a file: URL (as a string or a URL).
+    const path =
+      (sink instanceof URL && sink.protocol === 'file:') || (typeof sink === 'string' && /^file:/i.test(sink))
+        ? fileURLToPath(/** @type {string | URL} */ (sink))
+        : sink;
+    if (typeof path !== 'string') return null;
+    const paths = outputPaths(path, plan.shards.length, o.keepSplit === true);
     return fileSinks(paths, { force: o.force === true, inputs: fileIdsOf.get(/** @type {object} */ (file)) ?? [] });
   },
 };

@@ -25,6 +25,7 @@ import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
 import { quantizeCall, domainError } from './quantize-call.js';
+import { apart } from './overlap.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -69,6 +70,15 @@ const align = (n) => Math.ceil(n / ALIGN) * ALIGN;
  * @typedef {() => WorkerLike} Spawn
  * @typedef {[string, ...number[]]} KernelCall
  */
+
+/**
+ * How many threads this host runs at once: os.availableParallelism() in Node (given by
+ * threads-node.js as env.parallelism), navigator.hardwareConcurrency in browsers and Deno, else 1.
+ */
+function hostParallelism() {
+  const n = /** @type {any} */ (globalThis).navigator?.hardwareConcurrency;
+  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+}
 
 /**
  * Why this runtime cannot run blockquant on threads, or '' when it can: shared memory
@@ -450,9 +460,10 @@ export class ThreadedCodec {
    * @param {Codec} codec on the main instance of the threads build
    * @param {Pool} pool
    * @param {Tensor[]} held the workers' blocks
-   * @param {ThreadOptions} [options]
+   * @param {ThreadOptions & { requested?: number, why?: string }} [options] requested: the threads asked for; why: why fewer run
    */
   constructor(codec, pool, held, options = {}) {
+    const o = options;
     this.#minSplit = options.minSplitBytes ?? MIN_SPLIT_BYTES;
     this.#roundBytes = Math.max(ALIGN * 64, options.roundBytes ?? ROUND_BYTES);
     this.#codec = codec;
@@ -464,6 +475,10 @@ export class ThreadedCodec {
     this.threads = pool.size + 1;
     /** Worker threads started (threads - 1). */
     this.workers = pool.size;
+    /** The threads init was asked for (more than `threads` when capped at the host's parallelism). */
+    this.threadsRequested = o.requested ?? this.threads;
+    /** Why `threads` is below `threadsRequested`, or '' when it is not. */
+    this.threadsError = o.why ?? '';
     /** The build the workers run ('simd128': the threads build has the SIMD128 kernels). */
     this.backend = codec.backend;
     /** The main instance's raw wasm exports, for tests and benchmarks. */
@@ -712,6 +727,7 @@ export class ThreadedCodec {
         if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
         if (y.length !== n)
           throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
+        q = apart(q, y);
       }
       const n = y.length;
       if (n * 4 < this.#minSplit)
@@ -789,8 +805,11 @@ export class ThreadedCodec {
         );
       const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (e ?? {});
       if (w.length < this.#minSplit) return this.#codec.matvec(t.id, w, rows, d, o);
-      const W = { type: t.id, rows, cols: d.length, bytes: w };
-      return (await this.#matvecs([W], d, o.exact, o.out ? [o.out] : undefined, w))[0];
+      // Inputs that overlap out are read as they were at the call.
+      const wa = ArrayBuffer.isView(o.out) ? apart(w, o.out) : w;
+      const x = ArrayBuffer.isView(o.out) ? apart(d, o.out) : d;
+      const W = { type: t.id, rows, cols: d.length, bytes: wa };
+      return (await this.#matvecs([W], x, o.exact, o.out ? [o.out] : undefined, wa))[0];
     });
   }
 
@@ -971,20 +990,33 @@ export async function spawnEmbedded() {
  * an error.
  * @param {number} n threads, an integer >= 1: the calling thread and n - 1 workers
  * @param {{ module: () => Promise<WebAssembly.Module>, spawn: Spawn | null, single: () => Promise<Codec>,
- *   fallbackSpawn?: () => Promise<Spawn>, stagingBytes?: number } & ThreadOptions} env how this
- *   runtime loads the threads build and starts workers (fallbackSpawn: another way, tried when
- *   the workers of spawn cannot start), and the thresholds of ThreadOptions
- * @returns {Promise<ThreadedCodec | (Codec & { threads: 1 })>}
+ *   fallbackSpawn?: () => Promise<Spawn>, stagingBytes?: number, parallelism?: number } & ThreadOptions} env
+ *   how this runtime loads the threads build and starts workers (fallbackSpawn: another way, tried
+ *   when the workers of spawn cannot start), how many threads the host runs at once (default
+ *   navigator.hardwareConcurrency: n is capped at it), and the thresholds of ThreadOptions
+ * @returns {Promise<ThreadedCodec | (Codec & { threads: 1, threadsRequested: number, threadsError: string })>}
+ *   threads: what runs; threadsRequested: n; threadsError: why threads < n ('' when it is not)
  * @throws {RangeError} n that is not a positive integer
  */
 export async function initThreads(n, env) {
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`threads must be a positive integer, got ${String(n)}`);
-  const one = async () => {
+  const requested = n;
+  // More threads than the host runs at once only add workers (and their memory) that wait.
+  const host = env.parallelism ?? hostParallelism();
+  let why = n > host ? `capped at ${host}: the host runs ${host} thread${host === 1 ? '' : 's'} at once` : '';
+  n = Math.min(n, host);
+  /** @param {string} reason why no worker runs ('' when one thread was all that was asked) */
+  const one = async (reason) => {
     const c = await env.single();
     Object.defineProperty(c, 'threads', { value: 1, enumerable: true });
-    return /** @type {Codec & { threads: 1 }} */ (c);
+    Object.defineProperty(c, 'threadsRequested', { value: requested, enumerable: true });
+    Object.defineProperty(c, 'threadsError', { value: reason, enumerable: true });
+    return /** @type {Codec & { threads: 1, threadsRequested: number, threadsError: string }} */ (c);
   };
-  if (n === 1 || !env.spawn || threadsUnsupported()) return one();
+  if (n === 1) return one(why);
+  if (!env.spawn) return one('this build or backend has no threads (the threads build has the SIMD128 kernels)');
+  const unsupported = threadsUnsupported();
+  if (unsupported) return one(unsupported);
   /** @type {WebAssembly.Module} */
   let module;
   /** @type {WebAssembly.Memory} */
@@ -996,8 +1028,8 @@ export async function initThreads(n, env) {
     // The module's own minimum is a few pages; grown by the codec as it needs.
     memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
     instance = await WebAssembly.instantiate(module, { env: { memory } });
-  } catch {
-    return one();
+  } catch (e) {
+    return one(`the threads build cannot be loaded: ${/** @type {any} */ (e)?.message ?? e}`);
   }
   const codec = new Codec(instance, 'simd128', env.stagingBytes ?? 4 << 20);
   const ex = /** @type {Record<string, any>} */ (instance.exports);
@@ -1017,14 +1049,14 @@ export async function initThreads(n, env) {
   let pool;
   try {
     pool = await Pool.start(n - 1, env.spawn, module, memory, blocks);
-  } catch {
+  } catch (first) {
     try {
-      if (!env.fallbackSpawn) throw new Error('no other way to start workers');
+      if (!env.fallbackSpawn) throw first;
       pool = await Pool.start(n - 1, await env.fallbackSpawn(), module, memory, blocks);
-    } catch {
+    } catch (e) {
       for (const t of held) t.dispose();
-      return one();
+      return one(`the workers could not start: ${/** @type {any} */ (e)?.message ?? e}`);
     }
   }
-  return new ThreadedCodec(codec, pool, held, env);
+  return new ThreadedCodec(codec, pool, held, { ...env, requested, why });
 }

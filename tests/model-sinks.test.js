@@ -21,6 +21,7 @@ import {
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { quantizeModel, planQuantize, openGGUF, parseGGUF, outputPaths, OutputError, typeInfo } from '../js/node.js';
 import { planFor } from '../js/model/recipe.js';
 import { makeModel, splitModel, F16 } from './lib/models.js';
@@ -134,6 +135,9 @@ test('a path gets the file, and nothing else is left in its folder', async () =>
   await quantizeModel(m.bytes, out, options);
   same(new Uint8Array(readFileSync(out)), expected, 'path sink');
   assert.deepEqual(readdirSync(d), ['out.gguf']);
+  // A file: URL is a path too.
+  await quantizeModel(m.bytes, pathToFileURL(join(d, 'url.gguf')), options);
+  same(new Uint8Array(readFileSync(join(d, 'url.gguf'))), expected, 'file: URL sink');
 });
 
 test('keepSplit: an array of sinks, or a path named as llama-quantize names shards', async () => {
