@@ -301,6 +301,19 @@ test('an AbortSignal stops the work: the promise rejects with its reason, nothin
     (e) => e === reason,
   );
   assert.equal(abortedWith, reason);
+  // An abort at the last chunk, when every byte is in the temporary file: still nothing at the path.
+  const ac3 = new AbortController();
+  await assert.rejects(
+    quantizeModel(m.bytes, out, {
+      ...options,
+      signal: ac3.signal,
+      onProgress: (p) => {
+        if (p.bytesOut === p.total) ac3.abort(reason);
+      },
+    }),
+    (e) => e === reason,
+  );
+  assert.deepEqual(readdirSync(d), []);
   // A signal aborted before the call: nothing is opened or written.
   await assert.rejects(
     quantizeModel(m.bytes, out, { ...options, signal: AbortSignal.abort(reason) }),
