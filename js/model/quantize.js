@@ -38,7 +38,7 @@ import { invalidBlock } from './validate.js';
 /**
  * The codec calls the pipeline makes: a Codec's (synchronous) or a ThreadedCodec's (Promises).
  * @typedef {{ quantize(type: number, values: Float32Array, options: { imatrix?: Float32Array, rowLength?: number }):
- *   Uint8Array | Promise<Uint8Array>, dequantize(type: number, bytes: Uint8Array): Float32Array | Promise<Float32Array>,
+ *   Uint8Array | Promise<Uint8Array>, dequantize(type: number, bytes: Uint8Array, out?: Float32Array): Float32Array | Promise<Float32Array>,
  *   close?: () => Promise<void> }} PipelineCodec
  */
 
@@ -331,6 +331,7 @@ async function write(file, plan, sinks, codec, o) {
   let bytesIn = 0;
   let bytesOut = 0;
   const zeros = new Uint8Array(ALIGNMENT);
+  const scratch = { f32: new Float32Array(0) };
   /** A read started ahead: its failure is reported when it is awaited, not as unhandled. @param {Step} s */
   const read = (s) => {
     const p = readRows(file, s.t.source, s.first, s.count);
@@ -348,7 +349,7 @@ async function write(file, plan, sinks, codec, o) {
       const raw = await /** @type {Promise<Uint8Array>} */ (next);
       next = i + 1 < steps.length ? read(steps[i + 1]) : null;
       validate(s, s.t.from, raw, 'INVALID_DATA');
-      const out = await convert(codec, s, raw);
+      const out = await convert(codec, s, raw, scratch);
       if (s.t.to !== s.t.from) validate(s, s.t.to, out, 'INVALID_OUTPUT');
       await behind;
       aborted(o.signal);
@@ -429,9 +430,10 @@ async function readRows(file, t, first, count) {
 /**
  * One step's output bytes: the chunk as it is, or decoded to f32 and quantized.
  * @param {PipelineCodec} codec @param {Step} s @param {Uint8Array} raw
+ * @param {{ f32: Float32Array }} scratch
  * @returns {Promise<Uint8Array>}
  */
-async function convert(codec, s, raw) {
+async function convert(codec, s, raw, scratch) {
   const { t } = s;
   if (t.to === t.from) return raw;
   if (s.count === 0) return new Uint8Array(0);
@@ -439,7 +441,13 @@ async function convert(codec, s, raw) {
   if (t.from === T.F32) {
     const b = raw.byteOffset % 4 === 0 ? raw : raw.slice();
     x = new Float32Array(b.buffer, b.byteOffset, b.length / 4);
-  } else x = await codec.dequantize(t.from, raw);
+  } else {
+    // Decoded into one reused buffer (the quantize call has copied it out by the time the next
+    // chunk is decoded).
+    const n = (raw.length / typeInfo(t.from).typeSize) * typeInfo(t.from).blockSize;
+    if (scratch.f32.length < n) scratch.f32 = new Float32Array(n);
+    x = await codec.dequantize(t.from, raw, scratch.f32.subarray(0, n));
+  }
   const ne0 = t.source.dims[0];
   return codec.quantize(t.to, x, s.imatrix ? { imatrix: s.imatrix, rowLength: ne0 } : { rowLength: ne0 });
 }

@@ -50,15 +50,25 @@ export function invalidBlock(type, bytes) {
   const size = typeInfo(type).typeSize;
   const n = Math.floor(bytes.length / size);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (type === T.F16 || type === T.BF16 || type === T.F32) {
-    // The whole row at once, fast path: a mask test per value; the first hit is then classified.
-    const u = type === T.F32 ? readU32(bytes) : readU16(bytes);
-    const exp = type === T.F32 ? 0x7f800000 : type === T.F16 ? 0x7c00 : 0x7f80;
+  if (type === T.F32) {
+    const u = readU32(bytes);
     for (let i = 0; i < u.length; i++)
-      if ((u[i] & exp) === exp) {
-        const mant = type === T.F32 ? u[i] & 0x7fffff : type === T.F16 ? u[i] & 0x3ff : u[i] & 0x7f;
-        return { block: i, what: mant ? 'nan' : 'inf' };
-      }
+      if ((u[i] & 0x7f800000) === 0x7f800000) return { block: i, what: u[i] & 0x7fffff ? 'nan' : 'inf' };
+    return null;
+  }
+  if (type === T.F16 || type === T.BF16) {
+    // Two values per step: an all-ones exponent plus its lowest bit carries into the sign bit of
+    // its half (0x7c00 + 0x0400 = 0x8000; no smaller exponent reaches it, nor crosses halves).
+    const [mask, one] = type === T.F16 ? [0x7c007c00, 0x04000400] : [0x7f807f80, 0x00800080];
+    const pairs = bytes.length >> 2;
+    const u = readU32(bytes.subarray(0, pairs * 4));
+    let i = 0;
+    while (i < pairs && (((u[i] & mask) + one) & 0x80008000) === 0) i++;
+    const h = readU16(bytes);
+    for (let k = 2 * i; k < h.length; k++) {
+      const bad = type === T.F16 ? half(h[k]) : bf16(h[k]);
+      if (bad) return { block: k, what: bad };
+    }
     return null;
   }
   for (let i = 0; i < n; i++) {
@@ -91,10 +101,7 @@ function readU32(b) {
  */
 function check(dv, at, kind) {
   if (kind === 'f16') return half(dv.getUint16(at, true));
-  if (kind === 'bf16') {
-    const h = dv.getUint16(at, true) & 0x7fff;
-    return h > 0x7f80 ? 'nan' : h === 0x7f80 ? 'inf' : null;
-  }
+  if (kind === 'bf16') return bf16(dv.getUint16(at, true));
   if (kind === 'f32' || kind === 'f64') {
     const v = kind === 'f32' ? dv.getFloat32(at, true) : dv.getFloat64(at, true);
     return Number.isNaN(v) ? 'nan' : Number.isFinite(v) ? null : 'inf';
@@ -103,6 +110,12 @@ function check(dv, at, kind) {
   // IQ1_M: the f16 scale is the top nibbles of the four scales words.
   const s = [0, 1, 2, 3].map((k) => dv.getUint16(at + 2 * k, true));
   return half((s[0] >> 12) | ((s[1] >> 8) & 0x00f0) | ((s[2] >> 4) & 0x0f00) | (s[3] & 0xf000));
+}
+
+/** @param {number} h bf16 bits */
+function bf16(h) {
+  const a = h & 0x7fff;
+  return a > 0x7f80 ? 'nan' : a === 0x7f80 ? 'inf' : null;
 }
 
 /** @param {number} h f16 bits */
