@@ -17,7 +17,9 @@ import {
   linkSync,
   symlinkSync,
   mkdirSync,
+  createWriteStream,
 } from 'node:fs';
+import { Writable } from 'node:stream';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,6 +129,36 @@ test('a Node FileHandle is written at its position and left open', async () => {
   const b = new Uint8Array(readFileSync(p));
   same(b.subarray(0, expected.length), expected, 'FileHandle');
   assert.deepEqual([...b.subarray(expected.length)], [1, 2, 3]);
+});
+
+test('a Node Writable stream: backpressure waited for, ended at the end, errors reject', async () => {
+  const p = join(folder(), 'ws.gguf');
+  const ws = createWriteStream(p);
+  await quantizeModel(m.bytes, ws, options);
+  assert.ok(ws.writableFinished, 'the stream was ended');
+  same(new Uint8Array(readFileSync(p)), expected, 'fs.WriteStream');
+  // A slow consumer with a tiny buffer: every chunk still arrives, in order.
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  let drains = 0;
+  const slow = new Writable({
+    highWaterMark: 16,
+    write(chunk, _enc, cb) {
+      parts.push(new Uint8Array(chunk));
+      setTimeout(cb, 0);
+    },
+  });
+  slow.on('drain', () => drains++);
+  await quantizeModel(m.bytes, slow, options);
+  same(concat(parts), expected, 'slow Writable');
+  assert.ok(drains > 0, 'backpressure was met');
+  const broken = new Writable({
+    write(_c, _e, cb) {
+      cb(new Error('EPIPE-ish'));
+    },
+  });
+  broken.on('error', () => {});
+  await assert.rejects(quantizeModel(m.bytes, broken, options), /EPIPE-ish/);
 });
 
 test('a path gets the file, and nothing else is left in its folder', async () => {
