@@ -20,6 +20,7 @@ import {
   createWriteStream,
 } from 'node:fs';
 import { Writable } from 'node:stream';
+import { once } from 'node:events';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,6 +135,8 @@ test('a Node FileHandle is written at its position and left open', async () => {
 test('a Node Writable stream: backpressure waited for, ended at the end, errors reject', async () => {
   const p = join(folder(), 'ws.gguf');
   const ws = createWriteStream(p);
+  await once(ws, 'open'); // with its fd, as process.stdout has one: still a stream, not a FileHandle
+  assert.equal(typeof ws.fd, 'number');
   await quantizeModel(m.bytes, ws, options);
   assert.ok(ws.writableFinished, 'the stream was ended');
   same(new Uint8Array(readFileSync(p)), expected, 'fs.WriteStream');

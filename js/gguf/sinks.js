@@ -50,15 +50,22 @@ function isNodeWritable(x) {
     typeof w === 'object' &&
     typeof w.write === 'function' &&
     typeof w.end === 'function' &&
-    typeof w.once === 'function' &&
-    typeof w.fd !== 'number'
+    typeof w.once === 'function'
   );
 }
 
 /** @param {unknown} x @returns {x is NodeFileHandle} */
 function isFileHandle(x) {
   const h = /** @type {any} */ (x);
-  return !!h && typeof h === 'object' && typeof h.fd === 'number' && typeof h.write === 'function';
+  // A stream may have an fd too (fs.WriteStream, process.stdout): a FileHandle has sync() and no end().
+  return (
+    !!h &&
+    typeof h === 'object' &&
+    typeof h.fd === 'number' &&
+    typeof h.write === 'function' &&
+    typeof h.sync === 'function' &&
+    typeof h.end !== 'function'
+  );
 }
 
 /**
