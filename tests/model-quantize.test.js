@@ -358,29 +358,52 @@ test('planQuantize is planFor on the same source, and its totalBytes is the file
   assert.equal(out[0].length, plan.totalBytes);
 });
 
-test('threads: 1 and 2 threads (and a ThreadedCodec given as codec) write the same bytes', async () => {
+test('threads: 1 and 2 threads (and a ThreadedCodec given as codec) write the same bytes, llama nthread 2 too', async () => {
   // Rows long enough that the threaded codec splits them (over minSplitBytes).
-  const m = makeModel({ ...s, layers: 2, embd: 512, ff: 1024, heads: 8, headsKv: 2, vocab: 256, type: F16 });
-  const im = imatrixFor(m, SEED + 3);
-  for (const options of [{ ftype: 'Q4_K_M' }, { ftype: 'IQ4_XS', imatrix: im }, { ftype: 'Q5_0', imatrix: im }]) {
-    const one = (await quantized(m.bytes, { ...options, threads: 1 })).out[0];
-    const two = (await quantized(m.bytes, { ...options, threads: 2 })).out[0];
-    assert.equal(firstDiff(one, two), -1, `${options.ftype}: 2 threads differ from 1`);
-    const bq = await init({ threads: 2 });
-    try {
-      const given = (await quantized(m.bytes, { ...options, codec: bq })).out[0];
-      assert.equal(firstDiff(one, given), -1, `${options.ftype}: a given ThreadedCodec differs`);
-    } finally {
-      await /** @type {any} */ (bq).close?.();
+  const dense2 = makeModel({ ...s, layers: 2, embd: 512, ff: 1024, heads: 8, headsKv: 2, vocab: 256, type: F16 });
+  const moe = makeModel({
+    ...s,
+    layers: 1,
+    embd: 256,
+    ff: 512,
+    heads: 8,
+    headsKv: 2,
+    experts: 4,
+    vocab: 128,
+    type: BF16,
+  });
+  const bq = await init({ threads: 2 });
+  assert.equal(bq.threads, 2, 'two threads run here');
+  try {
+    for (const [name, m] of /** @type {const} */ ([
+      ['dense', dense2],
+      ['MoE', moe],
+    ])) {
+      const im = imatrixFor(m, SEED + 3);
+      for (const options of [
+        { ftype: 'Q4_K_M' },
+        { ftype: 'IQ4_XS', imatrix: im },
+        { ftype: 'Q5_0', imatrix: im },
+        { ftype: 'IQ3_M', imatrix: im },
+      ]) {
+        const what = `${name} ${options.ftype}${options.imatrix ? ' imatrix' : ''}`;
+        const one = (await quantized(m.bytes, { ...options, threads: 1 })).out[0];
+        const two = (await quantized(m.bytes, { ...options, threads: 2 })).out[0];
+        assert.equal(firstDiff(one, two), -1, `${what}: 2 threads differ from 1`);
+        const given = (await quantized(m.bytes, { ...options, codec: bq })).out[0];
+        assert.equal(firstDiff(one, given), -1, `${what}: a given ThreadedCodec differs`);
+        const [r] = llamaQuantizeAll([
+          {
+            model: m.bytes,
+            ftype: ftypeId(options.ftype),
+            options: { ...oracleOptions(options, planFor(parseGGUF(m.bytes), options)), nthread: 2 },
+          },
+        ]);
+        assert.ok(r.ok, `${what}: the oracle refused`);
+        assert.equal(firstDiff(one, r.out[0]), -1, `${what}: differs from llama_model_quantize nthread 2`);
+      }
     }
-    const [r] = llamaQuantizeAll([
-      {
-        model: m.bytes,
-        ftype: ftypeId(options.ftype),
-        options: { ...oracleOptions(options, planFor(parseGGUF(m.bytes), options)), nthread: 2 },
-      },
-    ]);
-    assert.ok(r.ok);
-    assert.equal(firstDiff(one, r.out[0]), -1, `${options.ftype}: differs from llama_model_quantize nthread 2`);
+  } finally {
+    await /** @type {any} */ (bq).close?.();
   }
 });
