@@ -389,6 +389,37 @@ test('a path sink refuses its input (by any name), a non-file, and an existing f
   assert.deepEqual(readdirSync(d).sort(), ['dir', 'hard.gguf', 'in.gguf', 'precious.gguf', 'sym.gguf']);
 });
 
+test('an output that appears while writing is not replaced without force (link, not rename)', async () => {
+  const d = folder();
+  const out = join(d, 'out.gguf');
+  let made = false;
+  await assert.rejects(
+    quantizeModel(m.bytes, out, {
+      ...options,
+      onProgress: () => {
+        if (!made) writeFileSync(out, 'someone else');
+        made = true;
+      },
+    }),
+    { code: 'EXISTS' },
+  );
+  assert.equal(readFileSync(out, 'utf8'), 'someone else');
+  assert.deepEqual(readdirSync(d), ['out.gguf']);
+  // With keepSplit, one shard's name taken refuses the whole job before any shard is written.
+  const sp = splitModel({ vocab: 64, layers: 2, rows: 4, type: F16, seed: SEED }, [4, 10, 7]);
+  const base = join(d, 'm.gguf');
+  const [, second] = outputPaths(base, 3, true);
+  writeFileSync(second, 'taken');
+  await assert.rejects(quantizeModel(sp.shards, base, { ftype: 'Q8_0', keepSplit: true, codec: bq }), {
+    code: 'EXISTS',
+  });
+  assert.deepEqual(
+    readdirSync(d).sort(),
+    ['m-00002-of-00003.gguf', 'out.gguf'],
+    'refused before any shard was written',
+  );
+});
+
 test('a failing source leaves nothing at the path; a failing sink function rejects the call', async () => {
   const d = folder();
   const out = join(d, 'out.gguf');
