@@ -418,6 +418,23 @@ test('an output that appears while writing is not replaced without force (link, 
     ['m-00002-of-00003.gguf', 'out.gguf'],
     'refused before any shard was written',
   );
+  // A shard name taken while writing: the shard placed before it is taken back, none is left.
+  rmSync(second);
+  let taken = false;
+  await assert.rejects(
+    quantizeModel(sp.shards, base, {
+      ftype: 'Q8_0',
+      keepSplit: true,
+      codec: bq,
+      onProgress: () => {
+        if (!taken) writeFileSync(second, 'taken');
+        taken = true;
+      },
+    }),
+    { code: 'EXISTS' },
+  );
+  assert.deepEqual(readdirSync(d).sort(), ['m-00002-of-00003.gguf', 'out.gguf']);
+  assert.equal(readFileSync(second, 'utf8'), 'taken');
 });
 
 test('a failing source leaves nothing at the path; a failing sink function rejects the call', async () => {
