@@ -7,6 +7,7 @@ import { readableLength } from './gguf-format.js';
 import { Tensor, TENSOR_TOKEN, WasmHeap, residentAddress } from './tensor.js';
 import { quantizeCall, EDOMAIN, domainError } from './quantize-call.js';
 import { apart } from './overlap.js';
+import { CHECKED_READERS } from './gguf-open.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -727,11 +728,8 @@ export class Codec {
    *   file lists as unreadable (an unknown type id, the pre-release Q2_0 layout)
    */
   async loadTensor(file, name, options = {}) {
-    if (typeof file !== 'object' || file === null || !Array.isArray(file.tensors))
-      throw new TypeError('file must be a GGUF file from parseGGUF or openGGUF');
-    if (typeof name !== 'string') throw new TypeError('name must be a string');
-    const info = file.tensors.find((x) => x.name === name);
-    if (!info) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const info = fileTensor(file, name);
+    name = info.name;
     readableLength(info); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
     const t = codecType(info.type, 'dequantize', 'tensors');
     const cols = info.dims.length ? info.dims[0] : 1;
@@ -745,16 +743,7 @@ export class Codec {
       throw new RangeError(`tensor ${name}: ${count} rows of ${cols} ${t.name} values do not take ${r.length} bytes`);
     const W = this.#newTensor(t, count, cols, r.length, `tensor ${name}`);
     try {
-      const bytes = file.readRows
-        ? await file.readRows(name, first, count)
-        : /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
-      if (!ArrayBuffer.isView(bytes) || bytes.byteLength !== r.length)
-        throw new GGUFError(
-          bytes?.byteLength > r.length ? 'LONG_READ' : 'SHORT_READ',
-          0,
-          `${name}: the reader returned ${bytes?.byteLength} bytes, not ${r.length}`,
-        );
-      const got = asBytes(bytes, 'bytes');
+      const got = await readFileRows(file, info, first, count, r);
       const le = (info.littleEndian ?? file.littleEndian) ? got : toLittleEndian(t.id, got);
       // A view made after the read: other calls may have grown memory meanwhile.
       new Uint8Array(this.#mem.buffer, residentAddress(W, this.#heap), r.length).set(le);
@@ -828,11 +817,13 @@ export class Codec {
    *   Q2_0 layout: TensorInfo.unreadable), or a read that fails
    */
   async dequantizeTensor(file, name) {
-    const t = file.tensors.find((x) => x.name === name);
-    if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const t = fileTensor(file, name);
     const want = readableLength(t); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
-    const bytes = file.readTensor ? await file.readTensor(name) : /** @type {Function} */ (file.tensorBytes)(name);
-    return this.#decodeFileBytes(file, t, bytes, want);
+    const reader = file.readTensor;
+    const bytes = await readChecked(t, want, reader, () =>
+      reader ? reader.call(file, t.name) : /** @type {Function} */ (file.tensorBytes)(t.name),
+    );
+    return this.#decodeFileBytes(file, t, bytes);
   }
 
   /**
@@ -845,35 +836,97 @@ export class Codec {
    * @returns {Promise<TensorValues>}
    */
   async dequantizeRows(file, name, first, count) {
-    const t = file.tensors.find((x) => x.name === name);
-    if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const t = fileTensor(file, name);
     const r = rowRange(t, first, count);
-    const bytes = file.readRows
-      ? await file.readRows(name, first, count)
-      : /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
-    return this.#decodeFileBytes(file, t, bytes, r.length);
+    return this.#decodeFileBytes(file, t, await readFileRows(file, t, first, count, r));
   }
 
   /**
-   * Decodes bytes read from a file, in the tensor's own byte order (shards of a split model may
-   * differ), after checking that the reader returned exactly the bytes asked.
+   * Decodes bytes read from a file (readChecked's), in the tensor's own byte order (shards of a
+   * split model may differ).
    * @param {GGUFLike} file
    * @param {GGUFLike['tensors'][number]} t
    * @param {Uint8Array} bytes
-   * @param {number} want
    */
-  #decodeFileBytes(file, t, bytes, want) {
-    if (!ArrayBuffer.isView(bytes) || bytes.byteLength !== want)
-      throw new GGUFError(
-        bytes?.byteLength > want ? 'LONG_READ' : 'SHORT_READ',
-        0,
-        `${t.name}: the reader returned ${bytes?.byteLength} bytes, not ${want}`,
-      );
+  #decodeFileBytes(file, t, bytes) {
     const le = (t.littleEndian ?? file.littleEndian) ? bytes : toLittleEndian(t.type, bytes);
     const values = INTEGER_ARRAYS.get(t.type);
     // The integer and F64 types are values already: a copy in their own typed array.
     return values ? values(le.slice().buffer) : this.dequantize(t.type, le);
   }
+}
+
+/**
+ * The TensorInfo a file call names: a name, or a TensorInfo (its name is looked up in the file).
+ * @param {unknown} file @param {unknown} name
+ * @returns {GGUFLike['tensors'][number]}
+ */
+function fileTensor(file, name) {
+  if (typeof file !== 'object' || file === null || !Array.isArray(/** @type {any} */ (file).tensors))
+    throw new TypeError('file must be a GGUF file from parseGGUF or openGGUF');
+  const key =
+    typeof name === 'string'
+      ? name
+      : name && typeof name === 'object' && typeof (/** @type {any} */ (name).name) === 'string'
+        ? /** @type {any} */ (name).name
+        : null;
+  if (key === null) throw new TypeError("name must be a tensor name or one of the file's TensorInfo objects");
+  const info = /** @type {GGUFLike} */ (file).tensors.find((x) => x.name === key);
+  if (!info) throw new RangeError(`no tensor named ${JSON.stringify(key)}`);
+  return info;
+}
+
+/**
+ * Rows [first, first + count) of a file's tensor (range r), from its readRows, else from
+ * tensorBytes, checked by readChecked.
+ * @param {GGUFLike} file @param {GGUFLike['tensors'][number]} t
+ * @param {number} first @param {number} count @param {{ start: number, length: number }} r
+ */
+function readFileRows(file, t, first, count, r) {
+  const reader = file.readRows;
+  return readChecked(t, r.length, reader, () =>
+    reader
+      ? reader.call(file, t.name, first, count)
+      : /** @type {Function} */ (file.tensorBytes)(t.name).subarray(r.start, r.start + r.length),
+  );
+}
+
+/**
+ * Runs a file's reader and checks what it gives: exactly `want` bytes in an ArrayBufferView
+ * (GGUFError BAD_READ when it is not one, SHORT_READ / LONG_READ for another length). A reader of
+ * openGGUF's throws GGUFErrors or its signal's reason, passed on; another reader's error becomes
+ * GGUFError READ naming the tensor, with the error as its cause.
+ * @param {GGUFLike['tensors'][number]} t @param {number} want
+ * @param {Function | undefined} reader @param {() => unknown} read
+ * @returns {Promise<Uint8Array>}
+ */
+async function readChecked(t, want, reader, read) {
+  let b;
+  try {
+    b = await read();
+  } catch (e) {
+    if (e instanceof GGUFError || (reader && CHECKED_READERS.has(reader))) throw e;
+    const err = new GGUFError(
+      'READ',
+      0,
+      `${t.name}: the file's reader failed: ${/** @type {any} */ (e)?.message ?? e}`,
+    );
+    /** @type {any} */ (err).cause = e;
+    throw err;
+  }
+  if (!ArrayBuffer.isView(b))
+    throw new GGUFError(
+      'BAD_READ',
+      0,
+      `${t.name}: the file's reader returned ${b === null ? 'null' : Array.isArray(b) ? 'an array' : typeof b}, not a Uint8Array`,
+    );
+  if (b.byteLength !== want)
+    throw new GGUFError(
+      b.byteLength > want ? 'LONG_READ' : 'SHORT_READ',
+      0,
+      `${t.name}: the file's reader returned ${b.byteLength} bytes, not ${want}`,
+    );
+  return b instanceof Uint8Array ? b : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /**

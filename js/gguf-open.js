@@ -105,6 +105,14 @@ function checkOptions(opt) {
 }
 
 /**
+ * The readers openGGUF makes (readTensor, readRows of its results): their errors are GGUFErrors
+ * or the abort signal's reason already, so callers pass them on as they are (js/codec.js wraps
+ * other readers' errors).
+ * @type {WeakSet<Function>}
+ */
+export const CHECKED_READERS = new WeakSet();
+
+/**
  * Opens a GGUF file lazily: reads and validates the header (every tensor's data must lie inside
  * the source), then reads tensors on demand. An array of sources is a split model
  * (name-00001-of-0000N.gguf): metadata from the first shard, tensors from all. Resolves to the
@@ -186,7 +194,7 @@ export async function openGGUF(source, options = {}) {
     return srcs[i].read(heads[i].dataOffset + t.offset + start, length);
   };
   const g = { ...h, tensors };
-  return {
+  const file = {
     ...g,
     shards: heads.length,
     /**
@@ -212,4 +220,7 @@ export async function openGGUF(source, options = {}) {
       return read(t, r.start, r.length);
     },
   };
+  CHECKED_READERS.add(file.readTensor);
+  CHECKED_READERS.add(file.readRows);
+  return file;
 }

@@ -74,12 +74,24 @@ export class Tensor {
 
   static {
     residentAddress = (t, heap) => {
-      if (!(t instanceof Tensor))
-        throw new TypeError('expected a tensor handle from codec.tensor() or codec.loadTensor()');
+      // A brand check, not instanceof: Object.create(Tensor.prototype) or a Proxy of a handle
+      // passes instanceof but has no handle's private fields.
+      if (!Tensor.#isHandle(t)) throw Tensor.#notHandle();
       if (t.#heap !== heap) throw new TypeError('this tensor handle belongs to another blockquant codec instance');
       if (t.#ptr < 0) throw new TypeError(`this ${t.#describe()} tensor handle was disposed`);
       return t.#ptr;
     };
+  }
+
+  /** @param {unknown} t @returns {t is Tensor} */
+  static #isHandle(t) {
+    return typeof t === 'object' && t !== null && #ptr in t;
+  }
+
+  static #notHandle() {
+    return new TypeError(
+      'expected a tensor handle from codec.tensor() or codec.loadTensor() (an object made otherwise, a copy or a Proxy of one is not a handle)',
+    );
   }
 
   #describe() {
@@ -88,6 +100,7 @@ export class Tensor {
 
   /** Whether dispose() has run. */
   get disposed() {
+    if (!Tensor.#isHandle(this)) throw Tensor.#notHandle();
     return this.#ptr < 0;
   }
 
@@ -97,11 +110,13 @@ export class Tensor {
    * @throws {TypeError} once disposed
    */
   get byteOffset() {
+    if (!Tensor.#isHandle(this)) throw Tensor.#notHandle();
     return residentAddress(this, this.#heap);
   }
 
   /** Frees the wasm memory of the weights; later calls with this handle throw. Idempotent. */
   dispose() {
+    if (!Tensor.#isHandle(this)) throw Tensor.#notHandle();
     if (this.#ptr < 0) return;
     this.#heap.free(this.#ptr, this.#size);
     this.#ptr = -1;

@@ -564,8 +564,9 @@ export class ThreadedCodec {
   #address(W) {
     if (!(W instanceof Tensor))
       throw new TypeError('expected a tensor handle from codec.tensor() or codec.loadTensor()');
+    const ptr = W.byteOffset; // throws for a forged handle (a Proxy, Object.create) and once disposed
     if (!this.#own.has(W)) throw new TypeError('this tensor handle belongs to another blockquant codec instance');
-    return W.byteOffset; // throws once disposed
+    return ptr;
   }
 
   /** Copies a matrix into wasm memory once; as Codec.tensor. */

@@ -114,6 +114,8 @@ test('the tarball holds the builds, JS, declarations, README and LICENSE, and no
     'js/wasm/worker-src.js',
     'js/worker.js',
     'js/model/imatrix.js',
+    'js/cli/main.js',
+    'js/cli/commands/quantize.js',
     'wasm/blockquant-threads.wasm',
     'types/index.d.ts',
     'types/node.d.ts',
@@ -122,7 +124,7 @@ test('the tarball holds the builds, JS, declarations, README and LICENSE, and no
     assert.ok(files.includes(f), `${f} is packed`);
   }
   const allowed =
-    /^(LICENSE|README\.md|package\.json|bin\/blockquant|js\/((wasm|gen|model|gguf)\/)?[\w-]+\.js|wasm\/[\w-]+\.wasm|types\/((gen|model|gguf)\/)?[\w-]+\.d\.ts)$/;
+    /^(LICENSE|README\.md|package\.json|bin\/blockquant|js\/((wasm|gen|model|gguf|cli|cli\/commands)\/)?[\w-]+\.js|wasm\/[\w-]+\.wasm|types\/((gen|model|gguf)\/)?[\w-]+\.d\.ts)$/;
   assert.deepEqual(
     files.filter((/** @type {string} */ f) => !allowed.test(f)),
     [],

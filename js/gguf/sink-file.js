@@ -47,6 +47,12 @@ export class Interrupted extends Error {
 // Temporary files being written, removed synchronously if a second signal ends the process at once.
 /** @type {Set<string>} */
 const pending = new Set();
+// Outputs placed as new files (not replacing one) while signals are trapped: a signal that comes
+// while the last step runs must still leave nothing under OUT, so until release() a second signal
+// removes them too, and discardPlaced() removes them after a first.
+/** @type {Set<string>} */
+const placed = new Set();
+let trapping = 0;
 
 /** Error codes of link() on file systems without hard links (then: check, and rename). */
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK', 'EXDEV']);
@@ -242,8 +248,10 @@ async function place(tmp, path, force) {
     if (!NO_HARD_LINKS.has(code)) throw e;
     // No hard links here: check, then rename (a window between the two instead of none).
     if (await statOrNull(path, lstat)) throw new OutputError('EXISTS', path, 'exists (force replaces it)');
+    if (trapping) placed.add(path);
     return rename(tmp, path);
   }
+  if (trapping) placed.add(path);
   await unlink(tmp);
 }
 
@@ -267,7 +275,9 @@ async function syncDir(dir) {
  * Interrupted (pass it to quantizeModel: the temporary files are removed on the way out); a second
  * removes every temporary file of this module synchronously and exits at once with the signal's
  * status.
- * @returns {{ signal: AbortSignal, readonly got: Interrupted | null, release(): void }}
+ * Outputs placed as new files while the trap is set are removed by a second signal too, and by
+ * discardPlaced() (for a first signal that came during the last step).
+ * @returns {{ signal: AbortSignal, readonly got: Interrupted | null, discardPlaced(): Promise<void>, release(): void }}
  */
 export function trapSignals() {
   const ac = new AbortController();
@@ -275,7 +285,7 @@ export function trapSignals() {
   let got = null;
   const on = (/** @type {keyof typeof SIGNAL_STATUS} */ signal) => {
     if (got) {
-      for (const p of pending) {
+      for (const p of [...pending, ...placed]) {
         try {
           unlinkSync(p);
         } catch {
@@ -289,13 +299,23 @@ export function trapSignals() {
   };
   const signals = /** @type {(keyof typeof SIGNAL_STATUS)[]} */ (Object.keys(SIGNAL_STATUS));
   for (const s of signals) process.on(s, on);
+  trapping++;
+  let released = false;
   return {
     signal: ac.signal,
     get got() {
       return got;
     },
+    /** Removes the outputs placed as new files since the trap was set (after a signal). */
+    async discardPlaced() {
+      for (const p of placed) await unlink(p).catch(() => {});
+      placed.clear();
+    },
     release() {
+      if (released) return;
+      released = true;
       for (const s of signals) process.off(s, on);
+      if (--trapping === 0) placed.clear();
     },
   };
 }

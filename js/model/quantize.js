@@ -112,7 +112,7 @@ export async function quantizeWith(env, source, sink, options) {
     const codec = o.codec ?? (own = await env.init(o.threads && o.threads > 1 ? { threads: o.threads } : {}));
     await write(file, plan, sinks, /** @type {PipelineCodec} */ (codec), o);
     for (const s of sinks) await s.close();
-    aborted(o.signal); // an abort until the last moment leaves nothing
+    aborted(o.signal); // the last moment a stop leaves nothing behind
     for (const s of sinks) await s.commit?.();
     sinks = [];
     return plan;
