@@ -183,7 +183,7 @@ async function fileSink(path, force) {
   let position = 0;
   /** The file this sink put at `path` (without force: a new name, so one that may be taken back). */
   /** @type {{ dev: number, ino: number } | null} */
-  let placed = null;
+  let ours = null;
   const remove = async () => {
     if (fh) await fh.close().catch(() => {});
     fh = null;
@@ -194,10 +194,10 @@ async function fileSink(path, force) {
     }
     // A later shard of the job failed: a shard this sink created is removed again, if it is still
     // the file it placed (one that replaced a file with force stays: the old one is gone).
-    if (placed) {
+    if (ours) {
       const st = await statOrNull(path, lstat).catch(() => null);
-      if (st && st.dev === placed.dev && st.ino === placed.ino) await unlink(path).catch(() => {});
-      placed = null;
+      if (st && st.dev === ours.dev && st.ino === ours.ino) await unlink(path).catch(() => {});
+      ours = null;
     }
   };
   return {
@@ -227,7 +227,7 @@ async function fileSink(path, force) {
         await place(tmp, path, force);
         pending.delete(tmp);
         tmp = null;
-        if (!force) placed = { dev: st.dev, ino: st.ino };
+        if (!force) ours = { dev: st.dev, ino: st.ino };
         await syncDir(dirname(path));
       }),
     abort: remove,
