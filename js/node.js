@@ -178,8 +178,13 @@ const ENV = {
   openGGUF,
   readImatrix,
   async sinks(sink, plan, file, o) {
-    if (typeof sink !== 'string') return null;
-    const paths = outputPaths(sink, plan.shards.length, o.keepSplit === true);
+    // A path, or a file: URL (as a string or a URL).
+    const path =
+      (sink instanceof URL && sink.protocol === 'file:') || (typeof sink === 'string' && /^file:/i.test(sink))
+        ? fileURLToPath(/** @type {string | URL} */ (sink))
+        : sink;
+    if (typeof path !== 'string') return null;
+    const paths = outputPaths(path, plan.shards.length, o.keepSplit === true);
     return fileSinks(paths, { force: o.force === true, inputs: fileIdsOf.get(/** @type {object} */ (file)) ?? [] });
   },
 };

@@ -168,6 +168,85 @@ cases.push({
   shards: 1,
 });
 
+// Data llama refuses (ggml_validate_row_data): a NaN or Inf in any input tensor, converted or
+// copied, F32, F16 or BF16 or a quantized block's scale; values whose quantized scales (or F16
+// values) overflow to Inf.
+const plain = makeModel({ ...s, layers: 1, rows: 4 });
+/**
+ * The model with bytes of one tensor changed.
+ * @param {{ bytes: Uint8Array }} model @param {string} name @param {(dv: DataView, at: number) => void} edit
+ */
+function poke(model, name, edit) {
+  const g = parseGGUF(model.bytes);
+  const t = /** @type {any} */ (g.tensors.find((x) => x.name === name));
+  const b = model.bytes.slice();
+  edit(new DataView(b.buffer), g.dataOffset + t.offset);
+  return b;
+}
+const f16m = makeModel({ ...s, layers: 1, rows: 4, type: F16 });
+const bf16m = makeModel({ ...s, layers: 1, rows: 4, type: BF16 });
+/** @param {string} label @param {Uint8Array} model @param {any} options */
+const bad = (label, model, options) => cases.push({ group: 'invalid data', label, model, options });
+for (const ftype of ['Q8_0', 'Q4_K_M', 'F16', 'F32']) {
+  bad(
+    `NaN in a converted F32 tensor, ${ftype}`,
+    poke(plain, 'blk.0.attn_q.weight', (dv, at) => dv.setFloat32(at + 40, NaN, true)),
+    { ftype },
+  );
+  bad(
+    `Inf in a copied F32 norm, ${ftype}`,
+    poke(plain, 'output_norm.weight', (dv, at) => dv.setFloat32(at + 4, -Infinity, true)),
+    { ftype },
+  );
+}
+bad(
+  'Inf in an F16 tensor',
+  poke(f16m, 'blk.0.ffn_up.weight', (dv, at) => dv.setUint16(at + 300, 0x7c00, true)),
+  { ftype: 'Q4_0' },
+);
+bad(
+  'NaN in an F16 tensor, kept F16',
+  poke(f16m, 'blk.0.ffn_up.weight', (dv, at) => dv.setUint16(at + 300, 0xfe01, true)),
+  { ftype: 'F16' },
+);
+bad(
+  'NaN in a BF16 tensor',
+  poke(bf16m, 'token_embd.weight', (dv, at) => dv.setUint16(at + 2, 0x7fc1, true)),
+  { ftype: 'IQ4_XS' },
+);
+bad(
+  'Inf in a BF16 tensor',
+  poke(bf16m, 'output.weight', (dv, at) => dv.setUint16(at + 2, 0xff80, true)),
+  { ftype: 'Q6_K' },
+);
+for (const ftype of ['Q8_0', 'Q4_0', 'Q4_K_M', 'Q2_K', 'IQ4_NL', 'F16', 'MXFP4_MOE'])
+  bad(
+    `values of 1e30: the scales overflow, ${ftype}`,
+    poke(plain, 'blk.0.attn_k.weight', (dv, at) => {
+      for (let i = 0; i < 256; i++) dv.setFloat32(at + 4 * i, i % 3 ? 1e30 : -3e29, true);
+    }),
+    { ftype },
+  );
+{
+  // A Q8_0 block whose scale is Inf, requantized.
+  const g = parseGGUF(q8);
+  const t = /** @type {any} */ (g.tensors.find((x) => x.name === 'blk.0.ffn_down.weight'));
+  const b = q8.slice();
+  new DataView(b.buffer).setUint16(g.dataOffset + t.offset + 34 * 3, 0x7c00, true);
+  cases.push({
+    group: 'invalid data',
+    label: 'an Inf scale in a Q8_0 block, requantized',
+    model: b,
+    options: { ftype: 'Q4_K_M', allowRequantize: true },
+  });
+  cases.push({
+    group: 'invalid data',
+    label: 'an Inf scale in a Q8_0 block, copied',
+    model: b,
+    options: { ftype: 'Q8_0', allowRequantize: true },
+  });
+}
+
 /** llama_ftype of an option (an ftype name). @param {unknown} f */
 const ftypeId = (f) => /** @type {Record<string, number>} */ (LLAMA_FTYPE)[String(f).toUpperCase()] ?? 1024;
 
@@ -250,7 +329,8 @@ for (const group of [...new Set(cases.map((c) => c.group))]) {
       else count[o.kind]++;
     });
     assert.deepEqual(bad, []);
-    assert.ok(count.same > 0, 'some cases must be written and compared');
+    if (group === 'invalid data') assert.ok(count.refused > 0 && count.same === 0, 'every case refused by both');
+    else assert.ok(count.same > 0, 'some cases must be written and compared');
     console.log(
       `${group}: ${count.same} equal, ${count.refused} refused by both, ${count.unsupported} unsupported here`,
     );
@@ -278,29 +358,52 @@ test('planQuantize is planFor on the same source, and its totalBytes is the file
   assert.equal(out[0].length, plan.totalBytes);
 });
 
-test('threads: 1 and 2 threads (and a ThreadedCodec given as codec) write the same bytes', async () => {
+test('threads: 1 and 2 threads (and a ThreadedCodec given as codec) write the same bytes, llama nthread 2 too', async () => {
   // Rows long enough that the threaded codec splits them (over minSplitBytes).
-  const m = makeModel({ ...s, layers: 2, embd: 512, ff: 1024, heads: 8, headsKv: 2, vocab: 256, type: F16 });
-  const im = imatrixFor(m, SEED + 3);
-  for (const options of [{ ftype: 'Q4_K_M' }, { ftype: 'IQ4_XS', imatrix: im }, { ftype: 'Q5_0', imatrix: im }]) {
-    const one = (await quantized(m.bytes, { ...options, threads: 1 })).out[0];
-    const two = (await quantized(m.bytes, { ...options, threads: 2 })).out[0];
-    assert.equal(firstDiff(one, two), -1, `${options.ftype}: 2 threads differ from 1`);
-    const bq = await init({ threads: 2 });
-    try {
-      const given = (await quantized(m.bytes, { ...options, codec: bq })).out[0];
-      assert.equal(firstDiff(one, given), -1, `${options.ftype}: a given ThreadedCodec differs`);
-    } finally {
-      await /** @type {any} */ (bq).close?.();
+  const dense2 = makeModel({ ...s, layers: 2, embd: 512, ff: 1024, heads: 8, headsKv: 2, vocab: 256, type: F16 });
+  const moe = makeModel({
+    ...s,
+    layers: 1,
+    embd: 256,
+    ff: 512,
+    heads: 8,
+    headsKv: 2,
+    experts: 4,
+    vocab: 128,
+    type: BF16,
+  });
+  const bq = await init({ threads: 2 });
+  assert.equal(bq.threads, 2, 'two threads run here');
+  try {
+    for (const [name, m] of /** @type {const} */ ([
+      ['dense', dense2],
+      ['MoE', moe],
+    ])) {
+      const im = imatrixFor(m, SEED + 3);
+      for (const options of [
+        { ftype: 'Q4_K_M' },
+        { ftype: 'IQ4_XS', imatrix: im },
+        { ftype: 'Q5_0', imatrix: im },
+        { ftype: 'IQ3_M', imatrix: im },
+      ]) {
+        const what = `${name} ${options.ftype}${options.imatrix ? ' imatrix' : ''}`;
+        const one = (await quantized(m.bytes, { ...options, threads: 1 })).out[0];
+        const two = (await quantized(m.bytes, { ...options, threads: 2 })).out[0];
+        assert.equal(firstDiff(one, two), -1, `${what}: 2 threads differ from 1`);
+        const given = (await quantized(m.bytes, { ...options, codec: bq })).out[0];
+        assert.equal(firstDiff(one, given), -1, `${what}: a given ThreadedCodec differs`);
+        const [r] = llamaQuantizeAll([
+          {
+            model: m.bytes,
+            ftype: ftypeId(options.ftype),
+            options: { ...oracleOptions(options, planFor(parseGGUF(m.bytes), options)), nthread: 2 },
+          },
+        ]);
+        assert.ok(r.ok, `${what}: the oracle refused`);
+        assert.equal(firstDiff(one, r.out[0]), -1, `${what}: differs from llama_model_quantize nthread 2`);
+      }
     }
-    const [r] = llamaQuantizeAll([
-      {
-        model: m.bytes,
-        ftype: ftypeId(options.ftype),
-        options: { ...oracleOptions(options, planFor(parseGGUF(m.bytes), options)), nthread: 2 },
-      },
-    ]);
-    assert.ok(r.ok);
-    assert.equal(firstDiff(one, r.out[0]), -1, `${options.ftype}: differs from llama_model_quantize nthread 2`);
+  } finally {
+    await /** @type {any} */ (bq).close?.();
   }
 });

@@ -17,10 +17,14 @@ import {
   linkSync,
   symlinkSync,
   mkdirSync,
+  createWriteStream,
 } from 'node:fs';
+import { Writable } from 'node:stream';
+import { once } from 'node:events';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { quantizeModel, planQuantize, openGGUF, parseGGUF, outputPaths, OutputError, typeInfo } from '../js/node.js';
 import { planFor } from '../js/model/recipe.js';
 import { makeModel, splitModel, F16 } from './lib/models.js';
@@ -128,12 +132,47 @@ test('a Node FileHandle is written at its position and left open', async () => {
   assert.deepEqual([...b.subarray(expected.length)], [1, 2, 3]);
 });
 
+test('a Node Writable stream: backpressure waited for, ended at the end, errors reject', async () => {
+  const p = join(folder(), 'ws.gguf');
+  const ws = createWriteStream(p);
+  await once(ws, 'open'); // with its fd, as process.stdout has one: still a stream, not a FileHandle
+  assert.equal(typeof ws.fd, 'number');
+  await quantizeModel(m.bytes, ws, options);
+  assert.ok(ws.writableFinished, 'the stream was ended');
+  same(new Uint8Array(readFileSync(p)), expected, 'fs.WriteStream');
+  // A slow consumer with a tiny buffer: every chunk still arrives, in order.
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  let drains = 0;
+  const slow = new Writable({
+    highWaterMark: 16,
+    write(chunk, _enc, cb) {
+      parts.push(new Uint8Array(chunk));
+      setTimeout(cb, 0);
+    },
+  });
+  slow.on('drain', () => drains++);
+  await quantizeModel(m.bytes, slow, options);
+  same(concat(parts), expected, 'slow Writable');
+  assert.ok(drains > 0, 'backpressure was met');
+  const broken = new Writable({
+    write(_c, _e, cb) {
+      cb(new Error('EPIPE-ish'));
+    },
+  });
+  broken.on('error', () => {});
+  await assert.rejects(quantizeModel(m.bytes, broken, options), /EPIPE-ish/);
+});
+
 test('a path gets the file, and nothing else is left in its folder', async () => {
   const d = folder();
   const out = join(d, 'out.gguf');
   await quantizeModel(m.bytes, out, options);
   same(new Uint8Array(readFileSync(out)), expected, 'path sink');
   assert.deepEqual(readdirSync(d), ['out.gguf']);
+  // A file: URL is a path too.
+  await quantizeModel(m.bytes, pathToFileURL(join(d, 'url.gguf')), options);
+  same(new Uint8Array(readFileSync(join(d, 'url.gguf'))), expected, 'file: URL sink');
 });
 
 test('keepSplit: an array of sinks, or a path named as llama-quantize names shards', async () => {
@@ -297,6 +336,19 @@ test('an AbortSignal stops the work: the promise rejects with its reason, nothin
     (e) => e === reason,
   );
   assert.equal(abortedWith, reason);
+  // An abort at the last chunk, when every byte is in the temporary file: still nothing at the path.
+  const ac3 = new AbortController();
+  await assert.rejects(
+    quantizeModel(m.bytes, out, {
+      ...options,
+      signal: ac3.signal,
+      onProgress: (p) => {
+        if (p.bytesOut === p.total) ac3.abort(reason);
+      },
+    }),
+    (e) => e === reason,
+  );
+  assert.deepEqual(readdirSync(d), []);
   // A signal aborted before the call: nothing is opened or written.
   await assert.rejects(
     quantizeModel(m.bytes, out, { ...options, signal: AbortSignal.abort(reason) }),
@@ -335,6 +387,54 @@ test('a path sink refuses its input (by any name), a non-file, and an existing f
   await quantizeModel(input, kept, { ...options, force: true });
   same(new Uint8Array(readFileSync(kept)), expected, 'force replaces it');
   assert.deepEqual(readdirSync(d).sort(), ['dir', 'hard.gguf', 'in.gguf', 'precious.gguf', 'sym.gguf']);
+});
+
+test('an output that appears while writing is not replaced without force (link, not rename)', async () => {
+  const d = folder();
+  const out = join(d, 'out.gguf');
+  let made = false;
+  await assert.rejects(
+    quantizeModel(m.bytes, out, {
+      ...options,
+      onProgress: () => {
+        if (!made) writeFileSync(out, 'someone else');
+        made = true;
+      },
+    }),
+    { code: 'EXISTS' },
+  );
+  assert.equal(readFileSync(out, 'utf8'), 'someone else');
+  assert.deepEqual(readdirSync(d), ['out.gguf']);
+  // With keepSplit, one shard's name taken refuses the whole job before any shard is written.
+  const sp = splitModel({ vocab: 64, layers: 2, rows: 4, type: F16, seed: SEED }, [4, 10, 7]);
+  const base = join(d, 'm.gguf');
+  const [, second] = outputPaths(base, 3, true);
+  writeFileSync(second, 'taken');
+  await assert.rejects(quantizeModel(sp.shards, base, { ftype: 'Q8_0', keepSplit: true, codec: bq }), {
+    code: 'EXISTS',
+  });
+  assert.deepEqual(
+    readdirSync(d).sort(),
+    ['m-00002-of-00003.gguf', 'out.gguf'],
+    'refused before any shard was written',
+  );
+  // A shard name taken while writing: the shard placed before it is taken back, none is left.
+  rmSync(second);
+  let taken = false;
+  await assert.rejects(
+    quantizeModel(sp.shards, base, {
+      ftype: 'Q8_0',
+      keepSplit: true,
+      codec: bq,
+      onProgress: () => {
+        if (!taken) writeFileSync(second, 'taken');
+        taken = true;
+      },
+    }),
+    { code: 'EXISTS' },
+  );
+  assert.deepEqual(readdirSync(d).sort(), ['m-00002-of-00003.gguf', 'out.gguf']);
+  assert.equal(readFileSync(second, 'utf8'), 'taken');
 });
 
 test('a failing source leaves nothing at the path; a failing sink function rejects the call', async () => {
@@ -404,6 +504,7 @@ test('bad options are refused before any work', async () => {
     { ftype: 'Q4_0', codec: bq, threads: 2 },
     { ftype: 'Q4_0', onProgress: 1 },
     { ftype: 'Q4_0', signal: {} },
+    { ftype: 'Q4_0', dryRun: true },
   ])
     await assert.rejects(
       quantizeModel(m.bytes, () => {}, /** @type {any} */ (o)),
@@ -419,4 +520,19 @@ test('bad options are refused before any work', async () => {
     quantizeModel(m.bytes, () => {}, { ftype: 'Q9_9' }),
     { code: 'UNKNOWN_FTYPE' },
   );
+});
+
+test('the browser entry point (js/index.js): a Blob in, a WritableStream out, as a page does', async () => {
+  const web = await import('../js/index.js');
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  const plan = await web.planQuantize(new Blob([m.bytes]), { ftype: 'Q4_K_M' });
+  await web.quantizeModel(new Blob([m.bytes]), new WritableStream({ write: (c) => void parts.push(c.slice()) }), {
+    ftype: 'Q4_K_M',
+    codec: bq,
+  });
+  same(concat(parts), expected, 'js/index.js');
+  assert.equal(plan.totalBytes, expected.length);
+  // A path is not a sink there.
+  await assert.rejects(web.quantizeModel(m.bytes, join(TMP, 'x.gguf'), options), TypeError);
 });

@@ -181,6 +181,9 @@ async function fileSink(path, force) {
     pending.add(tmp);
   }
   let position = 0;
+  /** The file this sink put at `path` (without force: a new name, so one that may be taken back). */
+  /** @type {{ dev: number, ino: number } | null} */
+  let ours = null;
   const remove = async () => {
     if (fh) await fh.close().catch(() => {});
     fh = null;
@@ -188,6 +191,13 @@ async function fileSink(path, force) {
       await unlink(tmp).catch(() => {});
       pending.delete(tmp);
       tmp = null;
+    }
+    // A later shard of the job failed: a shard this sink created is removed again, if it is still
+    // the file it placed (one that replaced a file with force stays: the old one is gone).
+    if (ours) {
+      const st = await statOrNull(path, lstat).catch(() => null);
+      if (st && st.dev === ours.dev && st.ino === ours.ino) await unlink(path).catch(() => {});
+      ours = null;
     }
   };
   return {
@@ -213,9 +223,11 @@ async function fileSink(path, force) {
     commit: () =>
       about(path, async () => {
         if (!tmp) throw new Error('the output was removed');
+        const st = await stat(tmp);
         await place(tmp, path, force);
         pending.delete(tmp);
         tmp = null;
+        if (!force) ours = { dev: st.dev, ino: st.ino };
         await syncDir(dirname(path));
       }),
     abort: remove,

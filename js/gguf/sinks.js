@@ -4,8 +4,10 @@
 //   - a function given each chunk in order (it may return a Promise, which is awaited);
 //   - a WritableStream (a FileSystemWritableFileStream too): written through its writer, closed at
 //     the end, aborted on an error;
-//   - a Node FileHandle (fs/promises): written at its current position; the caller keeps it open.
-// No Node built-in is imported here: a FileHandle is recognised by its shape.
+//   - a Node FileHandle (fs/promises): written at its current position; the caller keeps it open;
+//   - a Node Writable stream (fs.createWriteStream, a socket, process.stdout): written with its
+//     backpressure ('drain'), ended at the end (awaiting 'finish'), destroyed on an error.
+// No Node built-in is imported here: FileHandles and streams are recognised by their shape.
 
 /**
  * A sink as quantizeModel uses it: write() each chunk in order (chunks are not touched again by
@@ -18,7 +20,10 @@
 
 /**
  * Anything toSink takes.
- * @typedef {((chunk: Uint8Array) => unknown) | WritableStream<Uint8Array> | NodeFileHandle} SinkTarget
+ * @typedef {((chunk: Uint8Array) => unknown) | WritableStream<Uint8Array> | NodeFileHandle | NodeWritable} SinkTarget
+ * @typedef {{ write(b: Uint8Array, cb: (e?: Error | null) => void): boolean, end(cb?: () => void): unknown,
+ *   once(ev: string, f: (...a: any[]) => void): unknown, off?(ev: string, f: (...a: any[]) => void): unknown,
+ *   destroy?(e?: unknown): unknown, writableFinished?: boolean }} NodeWritable
  * @typedef {{ fd: number, write(b: Uint8Array, offset: number, length: number, position: number | null):
  *   Promise<{ bytesWritten: number }> }} NodeFileHandle
  */
@@ -29,7 +34,7 @@
  * @returns {x is SinkTarget}
  */
 export function isSinkTarget(x) {
-  return typeof x === 'function' || isWritableStream(x) || isFileHandle(x);
+  return typeof x === 'function' || isWritableStream(x) || isFileHandle(x) || isNodeWritable(x);
 }
 
 /** @param {unknown} x @returns {x is WritableStream<Uint8Array>} */
@@ -37,10 +42,30 @@ function isWritableStream(x) {
   return !!x && typeof x === 'object' && typeof (/** @type {any} */ (x).getWriter) === 'function';
 }
 
+/** @param {unknown} x @returns {x is NodeWritable} */
+function isNodeWritable(x) {
+  const w = /** @type {any} */ (x);
+  return (
+    !!w &&
+    typeof w === 'object' &&
+    typeof w.write === 'function' &&
+    typeof w.end === 'function' &&
+    typeof w.once === 'function'
+  );
+}
+
 /** @param {unknown} x @returns {x is NodeFileHandle} */
 function isFileHandle(x) {
   const h = /** @type {any} */ (x);
-  return !!h && typeof h === 'object' && typeof h.fd === 'number' && typeof h.write === 'function';
+  // A stream may have an fd too (fs.WriteStream, process.stdout): a FileHandle has sync() and no end().
+  return (
+    !!h &&
+    typeof h === 'object' &&
+    typeof h.fd === 'number' &&
+    typeof h.write === 'function' &&
+    typeof h.sync === 'function' &&
+    typeof h.end !== 'function'
+  );
 }
 
 /**
@@ -93,7 +118,41 @@ export function toSink(target, name) {
       async abort() {},
     };
   }
+  if (isNodeWritable(target)) {
+    const ws = target;
+    const label = name ?? 'the stream';
+    /** @type {Error | null} */
+    let failed = null;
+    const onError = (/** @type {Error} */ e) => void (failed ??= e);
+    ws.once('error', onError);
+    return {
+      name: label,
+      async write(chunk) {
+        if (failed) throw failed;
+        await new Promise((resolve, reject) => {
+          let waiting = 2;
+          const done = () => void (--waiting === 0 && resolve(undefined));
+          const ok = ws.write(chunk, (e) => (e ? reject(e) : done()));
+          // Backpressure: past the stream's high-water mark, wait for it to drain.
+          if (ok) done();
+          else ws.once('drain', done);
+        });
+        if (failed) throw failed;
+      },
+      async close() {
+        if (failed) throw failed;
+        await new Promise((resolve, reject) => {
+          ws.once('error', reject);
+          ws.end(() => resolve(undefined));
+        });
+        ws.off?.('error', onError);
+      },
+      async abort(reason) {
+        ws.destroy?.(reason instanceof Error ? reason : undefined);
+      },
+    };
+  }
   throw new TypeError(
-    'a sink must be a function given each chunk, a WritableStream (or FileSystemWritableFileStream) or a Node FileHandle',
+    'a sink must be a function given each chunk, a WritableStream (or FileSystemWritableFileStream), a Node FileHandle or a Node Writable stream',
   );
 }

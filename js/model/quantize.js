@@ -18,6 +18,7 @@ import { toSink } from '../gguf/sinks.js';
 import { planFor } from './recipe.js';
 import { ALIGNMENT } from './header.js';
 import { PlanError } from './errors.js';
+import { invalidBlock } from './validate.js';
 
 /** @typedef {import('./recipe.js').QuantizePlan} QuantizePlan */
 /** @typedef {import('./recipe.js').PlanTensor} PlanTensor */
@@ -37,7 +38,7 @@ import { PlanError } from './errors.js';
 /**
  * The codec calls the pipeline makes: a Codec's (synchronous) or a ThreadedCodec's (Promises).
  * @typedef {{ quantize(type: number, values: Float32Array, options: { imatrix?: Float32Array, rowLength?: number }):
- *   Uint8Array | Promise<Uint8Array>, dequantize(type: number, bytes: Uint8Array): Float32Array | Promise<Float32Array>,
+ *   Uint8Array | Promise<Uint8Array>, dequantize(type: number, bytes: Uint8Array, out?: Float32Array): Float32Array | Promise<Float32Array>,
  *   close?: () => Promise<void> }} PipelineCodec
  */
 
@@ -75,7 +76,7 @@ const CHUNK_BYTES = 4 << 20;
  * @throws {PlanError} as planFor; GGUFError for the source or the imatrix
  */
 export async function planWith(env, source, options) {
-  const o = checkOptions(options);
+  const o = checkOptions(options, false);
   const { file, close } = await openSource(env, source, o.signal);
   try {
     return planFor(file, await planOptions(env, o));
@@ -97,7 +98,7 @@ export async function planWith(env, source, options) {
  *   imatrix; the sink's errors; the signal's reason
  */
 export async function quantizeWith(env, source, sink, options) {
-  const o = checkOptions(options);
+  const o = checkOptions(options, true);
   const { file, close } = await openSource(env, source, o.signal);
   /** @type {Sink[]} */
   let sinks = [];
@@ -126,9 +127,10 @@ export async function quantizeWith(env, source, sink, options) {
 
 /**
  * @param {unknown} options
+ * @param {boolean} writing quantizeModel's (dryRun is planQuantize's business)
  * @returns {QuantizeModelOptions}
  */
-function checkOptions(options) {
+function checkOptions(options, writing) {
   if (!options || typeof options !== 'object')
     throw new PlanError('BAD_OPTION', 'options must be an object ({ ftype, ... })');
   const o = /** @type {QuantizeModelOptions} */ (options);
@@ -138,6 +140,8 @@ function checkOptions(options) {
     throw new PlanError('BAD_OPTION', 'codec must be a codec from init()');
   if (o.codec !== undefined && o.threads !== undefined)
     throw new PlanError('BAD_OPTION', 'give threads or codec, not both (a codec has its threads)');
+  if (writing && o.dryRun === true)
+    throw new PlanError('BAD_OPTION', 'dryRun: quantizeModel writes the file; planQuantize is the dry run');
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
     throw new PlanError('BAD_OPTION', 'onProgress must be a function');
   const s = o.signal;
@@ -327,6 +331,7 @@ async function write(file, plan, sinks, codec, o) {
   let bytesIn = 0;
   let bytesOut = 0;
   const zeros = new Uint8Array(ALIGNMENT);
+  const scratch = { f32: new Float32Array(0) };
   /** A read started ahead: its failure is reported when it is awaited, not as unhandled. @param {Step} s */
   const read = (s) => {
     const p = readRows(file, s.t.source, s.first, s.count);
@@ -343,7 +348,9 @@ async function write(file, plan, sinks, codec, o) {
       const s = steps[i];
       const raw = await /** @type {Promise<Uint8Array>} */ (next);
       next = i + 1 < steps.length ? read(steps[i + 1]) : null;
-      const out = await convert(codec, s, raw);
+      validate(s, s.t.from, raw, 'INVALID_DATA');
+      const out = await convert(codec, s, raw, scratch);
+      if (s.t.to !== s.t.from) validate(s, s.t.to, out, 'INVALID_OUTPUT');
       await behind;
       aborted(o.signal);
       const inBytes = raw.length;
@@ -380,6 +387,30 @@ async function write(file, plan, sinks, codec, o) {
 }
 
 /**
+ * Refuses what llama_model_quantize refuses: input data (every tensor, as it is read) or quantized
+ * data that ggml_validate_row_data rejects (a NaN or Inf value or scale; quantized scales overflow
+ * when the values are too large for the type).
+ * @param {Step} s @param {number} type @param {Uint8Array} bytes
+ * @param {'INVALID_DATA' | 'INVALID_OUTPUT'} code
+ */
+function validate(s, type, bytes, code) {
+  const bad = invalidBlock(type, bytes);
+  if (!bad) return;
+  const info = typeInfo(type);
+  const perRow = Math.floor((s.t.source.dims[0] ?? 1) / info.blockSize);
+  const block = s.first * perRow + bad.block;
+  const what = bad.what === 'e' ? 'an exponent of 0xff' : `a ${bad.what === 'nan' ? 'NaN' : 'infinite'} value`;
+  const where = info.blockSize > 1 ? `in block ${block} (${info.name})` : `at element ${block} (${info.name})`;
+  if (code === 'INVALID_DATA')
+    throw new PlanError(code, `tensor '${s.t.name}' has invalid data: ${what} ${where}`, s.t.name);
+  throw new PlanError(
+    code,
+    `${s.t.name}: quantized data validation failed: ${what} ${where} (the values are too large for ${info.name})`,
+    s.t.name,
+  );
+}
+
+/**
  * Rows [first, first + count) of an input tensor, little-endian.
  * @param {any} file @param {import('../gguf-format.js').TensorInfo & { littleEndian?: boolean }} t
  * @param {number} first @param {number} count
@@ -399,9 +430,10 @@ async function readRows(file, t, first, count) {
 /**
  * One step's output bytes: the chunk as it is, or decoded to f32 and quantized.
  * @param {PipelineCodec} codec @param {Step} s @param {Uint8Array} raw
+ * @param {{ f32: Float32Array }} scratch
  * @returns {Promise<Uint8Array>}
  */
-async function convert(codec, s, raw) {
+async function convert(codec, s, raw, scratch) {
   const { t } = s;
   if (t.to === t.from) return raw;
   if (s.count === 0) return new Uint8Array(0);
@@ -409,7 +441,13 @@ async function convert(codec, s, raw) {
   if (t.from === T.F32) {
     const b = raw.byteOffset % 4 === 0 ? raw : raw.slice();
     x = new Float32Array(b.buffer, b.byteOffset, b.length / 4);
-  } else x = await codec.dequantize(t.from, raw);
+  } else {
+    // Decoded into one reused buffer (the quantize call has copied it out by the time the next
+    // chunk is decoded).
+    const n = (raw.length / typeInfo(t.from).typeSize) * typeInfo(t.from).blockSize;
+    if (scratch.f32.length < n) scratch.f32 = new Float32Array(n);
+    x = await codec.dequantize(t.from, raw, scratch.f32.subarray(0, n));
+  }
   const ne0 = t.source.dims[0];
   return codec.quantize(t.to, x, s.imatrix ? { imatrix: s.imatrix, rowLength: ne0 } : { rowLength: ne0 });
 }
