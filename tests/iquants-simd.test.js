@@ -1,5 +1,6 @@
-// The SIMD128 kernels of IQ4_NL, IQ4_XS, MXFP4 and the IQ2_XXS, IQ3_XXS, IQ3_S decoders
-// (src/simd128/iq4_nl.c, iq4_xs.c, mxfp4.c, iq2_xxs.c, iq3_xxs.c, iq3_s.c) against their
+// The SIMD128 kernels of IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0 and the IQ2_XXS, IQ3_XXS, IQ3_S
+// decoders (src/simd128/iq4_nl.c, iq4_xs.c, mxfp4.c, tq1_0.c, tq2_0.c, iq2_xxs.c, iq3_xxs.c,
+// iq3_s.c) against their
 // references, through the build's raw exports: dequantize bit for bit; dots within 1e-5 of the sum
 // of the reference's |terms|, dots fed in pieces at the type's dot step equal to uncut ones;
 // matvec rows equal to dots. On the SIMD build a kernel listed here that the build does not export
@@ -20,13 +21,15 @@ const KV_MXFP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /**
  * Block geometry: bytes and elements per block, the activation type of the dot and its bytes per
- * block, the dot step (elements), and how the scale is stored (fp16 d at 0, or an E8M0 byte at 0).
- * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0', quantize: boolean }>}
+ * block, the dot step (elements), and how the scale is stored (fp16 d at dOff, default 0, or an
+ * E8M0 byte at 0).
+ * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0', dOff?: number, quantize: boolean }>}
  */
 const FMT = {
   iq4_nl: { bytes: 18, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'd16', quantize: true },
   mxfp4: { bytes: 17, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'e8m0', quantize: true },
   iq4_xs: { bytes: 136, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', quantize: true },
+  tq2_0: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', dOff: 64, quantize: true },
   iq2_xxs: { bytes: 66, blk: 256, scale: 'd16', quantize: false },
   iq3_xxs: { bytes: 98, blk: 256, scale: 'd16', quantize: false },
   iq3_s: { bytes: 110, blk: 256, scale: 'd16', quantize: false },
@@ -37,6 +40,7 @@ const SIMD_KERNELS = {
   iq4_nl: ['dequantize', 'dot_q8_0', 'dot_f32', 'matvec_q8_0', 'matvec_f32'],
   mxfp4: ['dequantize', 'dot_q8_0', 'dot_f32', 'matvec_q8_0', 'matvec_f32'],
   iq4_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  tq2_0: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   iq2_xxs: ['dequantize'],
   iq3_xxs: ['dequantize'],
   iq3_s: ['dequantize'],
@@ -57,28 +61,27 @@ const EDGE_E8M0 = [0, 1, 2, 3, 25, 26, 127, 128, 129, 200, 254, 255];
 
 /** Edge blocks: edge scales in turn, with codes random, all 0 or all ones. */
 function edgeBlocks(t, nb, r) {
-  const { bytes, scale } = FMT[t];
+  const { bytes, scale, dOff = 0 } = FMT[t];
   const b = randomBytes(nb * bytes, r);
   const dv = new DataView(b.buffer);
-  const hs = scale === 'e8m0' ? 1 : 2;
   for (let i = 0; i < nb; i++) {
     const o = i * bytes;
+    if (i % 3 === 1) b.fill(0, o, o + bytes);
+    if (i % 3 === 2) b.fill(255, o, o + bytes);
     if (scale === 'e8m0') b[o] = EDGE_E8M0[i % EDGE_E8M0.length];
-    else dv.setUint16(o, EDGE_HALVES[i % EDGE_HALVES.length], true);
-    if (i % 3 === 1) b.fill(0, o + hs, o + bytes);
-    if (i % 3 === 2) b.fill(255, o + hs, o + bytes);
+    else dv.setUint16(o + dOff, EDGE_HALVES[i % EDGE_HALVES.length], true);
   }
   return b;
 }
 
 /** Blocks with finite, normal scales (dots whose bound needs finite terms). */
 function finiteBlocks(t, nb, r) {
-  const { bytes, scale } = FMT[t];
+  const { bytes, scale, dOff = 0 } = FMT[t];
   const b = randomBytes(nb * bytes, r);
   const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++) {
     if (scale === 'e8m0') b[i * bytes] = 100 + ((r.next() * 40) | 0);
-    else dv.setUint16(i * bytes, 0x1c00 + ((r.next() * 0x1000) | 0), true);
+    else dv.setUint16(i * bytes + dOff, 0x1c00 + ((r.next() * 0x1000) | 0), true);
   }
   return b;
 }
@@ -115,14 +118,43 @@ function dotState(name, t, a, b, ys, r, pieces) {
   return harness.dotState(name, a, b, { xs, ys, blk, per: /** @type {number} */ (step) / blk, sum }, r, pieces);
 }
 
+/** Element e's code (0..3, value code - 1) of the TQ2_0 block at o, and trit (0..2) of the TQ1_0
+ * block at o (ggml's layouts: 2-bit fields as Q2_K; base-3 digits, trit k of byte q the top of
+ * (q * 3^k mod 256) * 3, five to a byte of qs, four to a byte of qh). */
+const tq2Code = (a, o, e) => (a[o + 32 * (e >> 7) + (e & 31)] >> (2 * ((e & 127) >> 5))) & 3;
+function tq1Trit(a, o, e) {
+  const [byte, k] =
+    e < 160
+      ? [e % 32, e >> 5]
+      : e < 240
+        ? [32 + ((e - 160) % 16), (e - 160) >> 4]
+        : [48 + ((e - 240) % 4), (e - 240) >> 2];
+  return (((a[o + byte] * 3 ** k) & 255) * 3) >> 8;
+}
+
 /** Sum of |terms| of the reference dot with the activations b, in doubles: per block (IQ4_NL,
- * MXFP4) or sub-block (IQ4_XS) the float scale product times the exact integer sum. */
+ * MXFP4), sub-block (IQ4_XS) or super-block (TQ1_0, TQ2_0) the float scale product times the
+ * exact integer sum. */
 function termsAbs(t, a, b) {
   const { bytes } = FMT[t];
   const da = new DataView(a.buffer, a.byteOffset),
     db = new DataView(b.buffer, b.byteOffset);
   const i8 = (v) => (v << 24) >> 24;
   let sum = 0;
+  if (t === 'tq2_0' || t === 'tq1_0') {
+    for (let i = 0; i < a.length / bytes; i++) {
+      const o = i * bytes,
+        ob = i * 292;
+      let si = 0;
+      for (let e = 0; e < 256; e++)
+        si += ((t === 'tq2_0' ? tq2Code(a, o, e) : tq1Trit(a, o, e)) - 1) * i8(b[ob + 4 + e]);
+      const dd = Math.fround(
+        half(da.getUint16(o + /** @type {number} */ (FMT[t].dOff), true)) * db.getFloat32(ob, true),
+      );
+      sum += Math.abs(dd * si);
+    }
+    return sum;
+  }
   if (t === 'iq4_xs') {
     for (let i = 0; i < a.length / bytes; i++) {
       const o = i * bytes,
@@ -198,7 +230,7 @@ for (const t of Object.keys(FMT)) {
         dv = new DataView(a.buffer);
       for (let i = 0; i < count; i++) {
         if (FMT[t].scale === 'e8m0') a[i * xs] = i;
-        else dv.setUint16(i * xs, i, true);
+        else dv.setUint16(i * xs + (FMT[t].dOff ?? 0), i, true);
       }
       const d = firstDiff(
         dequantizeWith(`bq_${t}_dequantize__simd128`, a, (a.length / xs) * blk),
