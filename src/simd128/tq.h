@@ -21,18 +21,18 @@ BQ_DOT_PROTO(tq2_0, q8_K, __simd128);
 
 /* Vector constants, loaded once per call (consts.c says why); the table is in tq2_0.c. */
 typedef struct {
-  uint32_t m03[4], one8[4], flip[4], t1[4], t2[4];
+  uint32_t m03[4], one8[4], flip[4], t1[4], t2[4], fe[4];
 } tq_const_table;
 extern tq_const_table bq_tq_consts;
 
 typedef struct {
-  v128_t m03, one8, flip, t1, t2;
+  v128_t m03, one8, flip, t1, t2, fe;
 } tq_k;
 
 static inline tq_k tq_consts(void) {
   const tq_k k = {wasm_v128_load(bq_tq_consts.m03), wasm_v128_load(bq_tq_consts.one8),
                   wasm_v128_load(bq_tq_consts.flip), wasm_v128_load(bq_tq_consts.t1),
-                  wasm_v128_load(bq_tq_consts.t2)};
+                  wasm_v128_load(bq_tq_consts.t2), wasm_v128_load(bq_tq_consts.fe)};
   return k;
 }
 
@@ -42,7 +42,7 @@ static inline tq_k tq_consts(void) {
  * Inf * 0 and NaN scales included (d * 2^-24 is at least 2^-48: never subnormal). */
 static inline v128_t bq_tq_d24(uint16_t h) { return wasm_f32x4_splat(bq_h2f_fast(h) * 0x1p-24f); }
 
-/* acc += the 16 products of the values w[0..3] and the floats at v, lane-wise into s[0..3]. */
+/* s[t] += w[t] times the floats v[4t..4t + 3], t = 0..3. */
 static inline void bq_tq_mul_add(const v128_t w[4], const float *v, v128_t s[4]) {
   for (int t = 0; t < 4; t++)
     s[t] = wasm_f32x4_add(s[t], wasm_f32x4_mul(w[t], wasm_v128_load(v + 4 * t)));

@@ -15,6 +15,7 @@ tq_const_table bq_tq_consts = {
     /* TQ1_0's trit thresholds, on bytes r - 128 (tq1_0.c): -43 and 42 */
     .t1 = {0xD5D5D5D5, 0xD5D5D5D5, 0xD5D5D5D5, 0xD5D5D5D5},
     .t2 = {0x2A2A2A2A, 0x2A2A2A2A, 0x2A2A2A2A, 0x2A2A2A2A},
+    .fe = {0xFEFEFEFE, 0xFEFEFEFE, 0xFEFEFEFE, 0xFEFEFEFE}, /* a byte's bits 1-7 */
 };
 
 /* The 16 values of group g from the code bytes v: code - 1 as bytes, times d (bq_tq_d24). */
