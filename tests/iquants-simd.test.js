@@ -21,16 +21,21 @@ const KV_MXFP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /**
  * Block geometry: bytes and elements per block, the activation type of the dot and its bytes per
- * block, the dot step (elements), and how the scale is stored (fp16 d at dOff, default 0, or an
- * E8M0 byte at 0).
- * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0', dOff?: number, quantize: boolean }>}
+ * block, the dot step (elements), and how the scale is stored (fp16 d at dOff, default 0, an
+ * E8M0 byte at 0, or IQ1_M's fp16 d in the top nibbles of the four u16 scales at 48).
+ * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0' | 'iq1m', dOff?: number, quantize: boolean }>}
  */
 const FMT = {
   iq4_nl: { bytes: 18, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'd16', quantize: true },
   mxfp4: { bytes: 17, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'e8m0', quantize: true },
   iq4_xs: { bytes: 136, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', quantize: true },
   tq2_0: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', dOff: 64, quantize: true },
+  tq1_0: { bytes: 54, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', dOff: 52, quantize: true },
   iq2_xxs: { bytes: 66, blk: 256, scale: 'd16', quantize: false },
+  iq2_xs: { bytes: 74, blk: 256, scale: 'd16', quantize: false },
+  iq2_s: { bytes: 82, blk: 256, scale: 'd16', quantize: false },
+  iq1_s: { bytes: 50, blk: 256, scale: 'd16', quantize: false },
+  iq1_m: { bytes: 56, blk: 256, scale: 'iq1m', quantize: false },
   iq3_xxs: { bytes: 98, blk: 256, scale: 'd16', quantize: false },
   iq3_s: { bytes: 110, blk: 256, scale: 'd16', quantize: false },
 };
@@ -41,7 +46,12 @@ const SIMD_KERNELS = {
   mxfp4: ['dequantize', 'dot_q8_0', 'dot_f32', 'matvec_q8_0', 'matvec_f32'],
   iq4_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   tq2_0: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  tq1_0: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   iq2_xxs: ['dequantize'],
+  iq2_xs: ['dequantize'],
+  iq2_s: ['dequantize'],
+  iq1_s: ['dequantize'],
+  iq1_m: ['dequantize'],
   iq3_xxs: ['dequantize'],
   iq3_s: ['dequantize'],
 };
@@ -59,29 +69,38 @@ presenceTest(
 // one (128), the largest (254, 255).
 const EDGE_E8M0 = [0, 1, 2, 3, 25, 26, 127, 128, 129, 200, 254, 255];
 
+/** Sets the fp16 scale h of the block of type t at byte o of b. */
+function setHalf(t, b, o, h) {
+  const dv = new DataView(b.buffer, b.byteOffset);
+  if (FMT[t].scale === 'iq1m')
+    for (let k = 0; k < 4; k++) {
+      const p = o + 48 + 2 * k;
+      dv.setUint16(p, (dv.getUint16(p, true) & 0x0fff) | (((h >> (4 * k)) & 15) << 12), true);
+    }
+  else dv.setUint16(o + (FMT[t].dOff ?? 0), h, true);
+}
+
 /** Edge blocks: edge scales in turn, with codes random, all 0 or all ones. */
 function edgeBlocks(t, nb, r) {
-  const { bytes, scale, dOff = 0 } = FMT[t];
+  const { bytes, scale } = FMT[t];
   const b = randomBytes(nb * bytes, r);
-  const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++) {
     const o = i * bytes;
     if (i % 3 === 1) b.fill(0, o, o + bytes);
     if (i % 3 === 2) b.fill(255, o, o + bytes);
     if (scale === 'e8m0') b[o] = EDGE_E8M0[i % EDGE_E8M0.length];
-    else dv.setUint16(o + dOff, EDGE_HALVES[i % EDGE_HALVES.length], true);
+    else setHalf(t, b, o, EDGE_HALVES[i % EDGE_HALVES.length]);
   }
   return b;
 }
 
 /** Blocks with finite, normal scales (dots whose bound needs finite terms). */
 function finiteBlocks(t, nb, r) {
-  const { bytes, scale, dOff = 0 } = FMT[t];
+  const { bytes, scale } = FMT[t];
   const b = randomBytes(nb * bytes, r);
-  const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++) {
     if (scale === 'e8m0') b[i * bytes] = 100 + ((r.next() * 40) | 0);
-    else dv.setUint16(i * bytes + dOff, 0x1c00 + ((r.next() * 0x1000) | 0), true);
+    else setHalf(t, b, i * bytes, 0x1c00 + ((r.next() * 0x1000) | 0));
   }
   return b;
 }
@@ -226,11 +245,10 @@ for (const t of Object.keys(FMT)) {
       }
       // Every scale pattern once: each fp16 d, or each E8M0 byte, over random codes.
       const count = FMT[t].scale === 'e8m0' ? 256 : 65536;
-      const a = randomBytes(count * xs, r),
-        dv = new DataView(a.buffer);
+      const a = randomBytes(count * xs, r);
       for (let i = 0; i < count; i++) {
         if (FMT[t].scale === 'e8m0') a[i * xs] = i;
-        else dv.setUint16(i * xs + (FMT[t].dOff ?? 0), i, true);
+        else setHalf(t, a, i * xs, i);
       }
       const d = firstDiff(
         dequantizeWith(`bq_${t}_dequantize__simd128`, a, (a.length / xs) * blk),

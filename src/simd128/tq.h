@@ -30,9 +30,9 @@ typedef struct {
 } tq_k;
 
 static inline tq_k tq_consts(void) {
-  const tq_k k = {wasm_v128_load(bq_tq_consts.m03), wasm_v128_load(bq_tq_consts.one8),
+  const tq_k k = {wasm_v128_load(bq_tq_consts.m03),  wasm_v128_load(bq_tq_consts.one8),
                   wasm_v128_load(bq_tq_consts.flip), wasm_v128_load(bq_tq_consts.t1),
-                  wasm_v128_load(bq_tq_consts.t2), wasm_v128_load(bq_tq_consts.fe)};
+                  wasm_v128_load(bq_tq_consts.t2),   wasm_v128_load(bq_tq_consts.fe)};
   return k;
 }
 

@@ -12,7 +12,8 @@
  * Decoders: trit k of byte q is (r * 3) >> 8 with r = q * 3^k mod 256, that is 0, 1 or 2 as r is
  * below 86, below 171 or neither. The bytes are kept as r - 128 (q ^ 0x80): then r' = r - 128 also
  * triples mod 256 from one trit to the next (3(r - 128) = 3r - 128 - 256), by wrapping byte
- * arithmetic, and the thresholds are two signed byte compares, r' > -43 and r' > 42, whose masks m1, m2
+ * arithmetic, and the thresholds are two signed byte compares, r' > -43 and r' > 42, whose masks
+ * m1, m2
  * (-1 where true) give trit - 1 = ~(m1 + m2). Against Q8_K codes a, (trit - 1) * a is a where m2,
  * -a where not m1: the two masked byte vectors are summed apart in pairs (never -a in a byte: -128
  * has no negation there), 16 bytes a step, straight from the Q8_K block. */
@@ -109,19 +110,19 @@ static inline void values(const tq_k *k, v128_t r, v128_t d, v128_t w[4]) {
 /* The 256 values of the block at b, 16 at a time, to out(elements offset, values): qs[0..15] and
  * qs[16..31] hold elements 32k + (0..15) and 32k + 16 + (0..15) as trit k = 0..4, qs[32..47] hold
  * 160 + 16k + (0..15), qh the last 16 (qh_bytes). */
-#define TQ1_BLOCK_VALUES(k, b, d, OUT)                                 \
-  do {                                                                 \
-    for (int c_ = 0; c_ < 3; c_++) {                                   \
+#define TQ1_BLOCK_VALUES(k, b, d, OUT)                                           \
+  do {                                                                           \
+    for (int c_ = 0; c_ < 3; c_++) {                                             \
       v128_t r_ = wasm_v128_xor(wasm_v128_load((b) + XQS + 16 * c_), (k)->flip); \
-      for (int t_ = 0; t_ < 5; t_++, r_ = next_trit((k), r_)) {             \
-        v128_t w_[4];                                                  \
-        values((k), r_, (d), w_);                                      \
-        OUT(c_ < 2 ? 32 * t_ + 16 * c_ : 160 + 16 * t_, w_);           \
-      }                                                                \
-    }                                                                  \
-    v128_t w_[4];                                                      \
-    values((k), qh_bytes((k), (b)), (d), w_);                          \
-    OUT(240, w_);                                                      \
+      for (int t_ = 0; t_ < 5; t_++, r_ = next_trit((k), r_)) {                  \
+        v128_t w_[4];                                                            \
+        values((k), r_, (d), w_);                                                \
+        OUT(c_ < 2 ? 32 * t_ + 16 * c_ : 160 + 16 * t_, w_);                     \
+      }                                                                          \
+    }                                                                            \
+    v128_t w_[4];                                                                \
+    values((k), qh_bytes((k), (b)), (d), w_);                                    \
+    OUT(240, w_);                                                                \
   } while (0)
 
 BQ_DEQUANTIZE_PROTO(tq1_0, __simd128) {
@@ -132,7 +133,7 @@ BQ_DEQUANTIZE_PROTO(tq1_0, __simd128) {
   for (size_t i = 0; i < nb; i++, b += XS, y += QK_K) {
     bq_touch_run(b, i, nb, run, XS); /* simd.h */
     const v128_t d = bq_tq_d24(bq_rd16(b + XD));
-#define STORE(e, w)                                                  \
+#define STORE(e, w) \
   for (int s_ = 0; s_ < 4; s_++) wasm_v128_store(y + (e) + 4 * s_, (w)[s_])
     TQ1_BLOCK_VALUES(&k, b, d, STORE);
 #undef STORE

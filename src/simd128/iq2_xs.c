@@ -1,0 +1,37 @@
+/* IQ2_XS SIMD128 dequantize, bit-exact with ref/iq2_xs.c: per sub-block, the four u16 groups give
+ * four 8-byte grid rows (index bits 0..8) loaded as two vectors and four ksigns_iq2xs sign bytes
+ * (bits 9..15); each half sub-block has its own scale (d * (0.5f + s)) * 0.25f, times 2^-24
+ * (iq.h). */
+#include "iq.h"
+
+enum {
+  XS = sizeof(block_iq2_xs),
+  XD = offsetof(block_iq2_xs, d),
+  XQS = offsetof(block_iq2_xs, qs),
+  XSC = offsetof(block_iq2_xs, scales)
+};
+
+BQ_DEQUANTIZE_PROTO(iq2_xs, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  const uint8_t *p = x;
+  const uint8_t *ks = bq_ksigns_iq2xs;
+  for (size_t i = 0; i < n / QK_K; i++, p += XS) {
+    const float d = bq_h2f_fast(bq_rd16(p + XD));
+    /* Not unrolled: each pass stores its 128 bytes in order (see kq45.h). */
+#pragma clang loop unroll(disable)
+    for (int ib = 0; ib < 8; ib++, y += 32) {
+      const uint8_t *a = p + XQS + 8 * ib;
+      const uint32_t v0 = bq_rd16(a), v1 = bq_rd16(a + 2), v2 = bq_rd16(a + 4), v3 = bq_rd16(a + 6);
+      const uint32_t sc = p[XSC + ib];
+      v128_t d0, d1, g0, g1;
+      /* The reference's (d * (0.5f + s)) * 0.25f of each half, then exactly times 2^-24. */
+      bq_iq_slot_splat2(d * (0.5f + (float)(sc & 15)) * 0.25f * 0x1p-24f,
+                        d * (0.5f + (float)(sc >> 4)) * 0.25f * 0x1p-24f, &d0, &d1);
+      bq_iq_grid_rows(bq_iq2xs_grid, v0 & 511, v1 & 511, v2 & 511, v3 & 511, &g0, &g1);
+      const uint32_t s = (uint32_t)ks[v0 >> 9] | (uint32_t)ks[v1 >> 9] << 8 |
+                         (uint32_t)ks[v2 >> 9] << 16 | (uint32_t)ks[v3 >> 9] << 24;
+      bq_iq_grid_store2(g0, g1, wasm_i32x4_splat((int32_t)s), d0, d1, y);
+    }
+  }
+  return BQ_OK;
+}
