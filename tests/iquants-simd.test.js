@@ -7,7 +7,7 @@
 // fails; on the scalar build only the check that it has none of them runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, codec, firstDiff, rng, sameFloat } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { EDGE_HALVES, assertClose, gaussian, half, randomBytes, simdKernels } from './lib/simd-kernels.js';
 
@@ -22,8 +22,10 @@ const KV_MXFP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 /**
  * Block geometry: bytes and elements per block, the activation type of the dot and its bytes per
  * block, the dot step (elements), and how the scale is stored (fp16 d at dOff, default 0, an
- * E8M0 byte at 0, or IQ1_M's fp16 d in the top nibbles of the four u16 scales at 48).
- * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0' | 'iq1m', dOff?: number, quantize: boolean }>}
+ * E8M0 byte at 0, or IQ1_M's fp16 d in the top nibbles of the four u16 scales at 48); exact: the
+ * SIMD128 dot with the activations keeps the reference's integer sums and float order, so its
+ * result is the reference's to the bit (NaN payloads aside).
+ * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0' | 'iq1m', dOff?: number, exact?: boolean, quantize: boolean }>}
  */
 const FMT = {
   iq4_nl: { bytes: 18, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'd16', quantize: true },
@@ -31,13 +33,13 @@ const FMT = {
   iq4_xs: { bytes: 136, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', quantize: true },
   tq2_0: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', dOff: 64, quantize: true },
   tq1_0: { bytes: 54, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', dOff: 52, quantize: true },
-  iq2_xxs: { bytes: 66, blk: 256, scale: 'd16', quantize: false },
-  iq2_xs: { bytes: 74, blk: 256, scale: 'd16', quantize: false },
-  iq2_s: { bytes: 82, blk: 256, scale: 'd16', quantize: false },
+  iq2_xxs: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq2_xs: { bytes: 74, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq2_s: { bytes: 82, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
   iq1_s: { bytes: 50, blk: 256, scale: 'd16', quantize: false },
   iq1_m: { bytes: 56, blk: 256, scale: 'iq1m', quantize: false },
-  iq3_xxs: { bytes: 98, blk: 256, scale: 'd16', quantize: false },
-  iq3_s: { bytes: 110, blk: 256, scale: 'd16', quantize: false },
+  iq3_xxs: { bytes: 98, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq3_s: { bytes: 110, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
 };
 const COUNTS = [1, 2, 3, 7, 8, 9, 64, 65];
 /** @type {Record<string, string[]>} */
@@ -47,13 +49,13 @@ const SIMD_KERNELS = {
   iq4_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   tq2_0: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   tq1_0: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
-  iq2_xxs: ['dequantize'],
-  iq2_xs: ['dequantize'],
-  iq2_s: ['dequantize'],
+  iq2_xxs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq2_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq2_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   iq1_s: ['dequantize'],
   iq1_m: ['dequantize'],
-  iq3_xxs: ['dequantize'],
-  iq3_s: ['dequantize'],
+  iq3_xxs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq3_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
 };
 const harness = simdKernels(X, raw);
 const { presenceTest, kernelTest, quantizeRef, dequantizeWith } = harness;
@@ -131,9 +133,9 @@ function activations(act, x) {
  * of the dot step; ys: bytes of b per block of the weight type. */
 function dotState(name, t, a, b, ys, r, pieces) {
   const { bytes: xs, blk, step } = FMT[t];
-  const sum = name.endsWith('__ref')
-    ? X[`bq_${t}_dot_${name.includes('_f32') ? 'f32' : FMT[t].act}_sum__ref`]
-    : X.bq_acc_sum__simd128;
+  // The pair's result of a state of the kernel's ISA (the lane sum, or ggml's final scale of it).
+  const isa = name.endsWith('__ref') ? '__ref' : '__simd128';
+  const sum = X[`bq_${t}_dot_${name.includes('_f32') ? 'f32' : FMT[t].act}_sum${isa}`];
   return harness.dotState(name, a, b, { xs, ys, blk, per: /** @type {number} */ (step) / blk, sum }, r, pieces);
 }
 
@@ -273,7 +275,7 @@ for (const t of Object.keys(FMT)) {
   if (!act) continue;
 
   kernelTest(
-    `${t} . ${act} dot: SIMD128 within 1e-5 of sum |terms| of the reference, the same in pieces`,
+    `${t} . ${act} dot: SIMD128 ${FMT[t].exact ? 'equal to' : 'within 1e-5 of sum |terms| of'} the reference, the same in pieces`,
     [`bq_${t}_dot_${act}__simd128`, `bq_${t}_dot_${act}__ref`, `bq_${act}_quantize__ref`, 'bq_acc_sum__simd128'],
     () => {
       const r = rng(SEED ^ 0x1402);
@@ -285,7 +287,8 @@ for (const t of Object.keys(FMT)) {
           const whole = dotState(`bq_${t}_dot_${act}__simd128`, t, a, b, ys, r, false);
           const cut = dotState(`bq_${t}_dot_${act}__simd128`, t, a, b, ys, r, true);
           const what = `${t} ${kind}, ${nb} blocks (seed ${SEED})`;
-          assertClose(whole.sum, want, termsAbs(t, a, b), what);
+          if (FMT[t].exact) assert.ok(sameFloat(whole.sum, want), `${what}: ${whole.sum} vs reference ${want}`);
+          else assertClose(whole.sum, want, termsAbs(t, a, b), what);
           assert.equal(firstDiff(cut.state, whole.state), -1, `${what}: the dot in pieces differs from the whole`);
           for (let l = 4; l < whole.state.length; l++) assert.equal(whole.state[l], 0, `${what}: lane ${l} is used`);
         }
@@ -330,7 +333,9 @@ for (const t of Object.keys(FMT)) {
         // they run plain dots there.
         for (const nb of [...COUNTS, blk === 32 ? 4097 : 513]) {
           const rows = nb > 64 ? 2 : 5;
-          for (const make of [(n) => randomBytes(n * xs, r), (n) => finiteBlocks(t, n, r), (n) => quantized(t, n, r)]) {
+          const makes = [(n) => randomBytes(n * xs, r), (n) => finiteBlocks(t, n, r)];
+          if (FMT[t].quantize) makes.push((n) => quantized(t, n, r));
+          for (const make of makes) {
             const W = new Uint8Array(rows * nb * xs);
             for (let row = 0; row < rows; row++) W.set(make(nb), row * nb * xs);
             const x = gaussian(nb * blk, r);
