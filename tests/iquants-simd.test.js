@@ -36,8 +36,8 @@ const FMT = {
   iq2_xxs: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
   iq2_xs: { bytes: 74, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
   iq2_s: { bytes: 82, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
-  iq1_s: { bytes: 50, blk: 256, scale: 'd16', quantize: false },
-  iq1_m: { bytes: 56, blk: 256, scale: 'iq1m', quantize: false },
+  iq1_s: { bytes: 50, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq1_m: { bytes: 56, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'iq1m', quantize: false },
   iq3_xxs: { bytes: 98, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
   iq3_s: { bytes: 110, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
 };
@@ -52,8 +52,8 @@ const SIMD_KERNELS = {
   iq2_xxs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   iq2_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   iq2_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
-  iq1_s: ['dequantize'],
-  iq1_m: ['dequantize'],
+  iq1_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq1_m: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   iq3_xxs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
   iq3_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
 };

@@ -1,5 +1,6 @@
 /* The dots of the IQ2 and IQ3 grid formats (iq2_xxs.c, iq2_xs.c, iq2_s.c, iq3_xxs.c, iq3_s.c)
- * with Q8_K and f32, and their matvecs, from one function per format that gives a sub-block's 32
+ * with Q8_K and f32, and their matvecs (IQ1_S and IQ1_M, whose dots add a delta term, build theirs
+ * from the same pieces in their files), from one function per format that gives a sub-block's 32
  * signed values (grid magnitudes times signs, as i8, exactly as the decoders form them) and the
  * integer weights of its halves (2s + 1; IQ2_XS and IQ2_S scale the halves apart).
  *
@@ -98,6 +99,37 @@ KQ_INLINE void iqg_dot_f32(const uint8_t *b, const float *v, size_t nb, size_t x
       sub(b, ib, q, ls);
       for (int h = 0; h < 2; h++) {
         bq_top_bytes_mul(q[h], wasm_f32x4_splat(d * (float)ls[h] * fs24), w);
+        for (int t = 0; t < 4; t++)
+          s[t] = wasm_f32x4_add(s[t],
+                                wasm_f32x4_mul(w[t], wasm_v128_load(v + 32 * ib + 16 * h + 4 * t)));
+      }
+    }
+    sum = wasm_f32x4_add(sum, kq_sum4(s[0], s[1], s[2], s[3]));
+  }
+  wasm_v128_store(acc, sum);
+}
+
+/* An IQ1 sub-block ib of the block at b: grid values g[0] (elements 0..15), g[1] (16..31) in
+ * {-1, 0, 1}, delta bytes e[0], e[1] (+-1: the sign of each group's delta) and the weights
+ * ls[0], ls[1] (2s + 1) of its halves. */
+typedef void (*iq1_sub_fn)(const uint8_t *b, int ib, v128_t g[2], v128_t e[2], int32_t ls[2]);
+
+/* acc += the fused f32 dot of nb IQ1 blocks (xs bytes; d(b) their scale) at b with the floats at
+ * v: the decoders' values 8 * (grid + delta) * 2^24 times (D * weight) * 2^-27 (iq.h). */
+KQ_INLINE void iq1_dot_f32(const uint8_t *b, const float *v, size_t nb, size_t xs, float *acc,
+                           float (*d)(const uint8_t *), iq1_sub_fn sub) {
+  v128_t sum = wasm_v128_load(acc);
+  for (size_t i = 0; i < nb; i++, b += xs, v += QK_K) {
+    const float db = d(b);
+    v128_t s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0),
+                   wasm_f32x4_splat(0)};
+    for (int ib = 0; ib < 8; ib++) {
+      v128_t g[2], e[2], w[4];
+      int32_t ls[2];
+      sub(b, ib, g, e, ls);
+      for (int h = 0; h < 2; h++) {
+        bq_top_bytes_mul(bq_iq1_values(g[h], e[h]), wasm_f32x4_splat(db * (float)ls[h] * 0x1p-27f),
+                         w);
         for (int t = 0; t < 4; t++)
           s[t] = wasm_f32x4_add(s[t],
                                 wasm_f32x4_mul(w[t], wasm_v128_load(v + 32 * ib + 16 * h + 4 * t)));
