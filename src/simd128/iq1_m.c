@@ -28,34 +28,6 @@ static inline void deltas(v128_t hv, v128_t *e0, v128_t *e1) {
   *e1 = wasm_v128_or(wasm_i8x16_eq(wasm_v128_and(b1, bit), bit), one);
 }
 
-BQ_DEQUANTIZE_PROTO(iq1_m, __simd128) {
-  if (n % QK_K) return BQ_EINVAL;
-  const uint8_t *p = x;
-  for (size_t i = 0; i < n / QK_K; i++, p += XS) {
-    const uint32_t s0 = bq_rd16(p + XSC), s1 = bq_rd16(p + XSC + 2), s2 = bq_rd16(p + XSC + 4),
-                   s3 = bq_rd16(p + XSC + 6);
-    const float d =
-        bq_h2f_fast((uint16_t)(s0 >> 12 | (s1 >> 8 & 0x00F0) | (s2 >> 4 & 0x0F00) | (s3 & 0xF000)));
-    /* Not unrolled: each pass stores its 128 bytes in order (see kq45.h). */
-#pragma clang loop unroll(disable)
-    for (int ib = 0; ib < 8; ib++, y += 32) {
-      const uint8_t *a = p + XQS + 4 * ib;
-      const uint32_t h = bq_rd16(p + XQH + 2 * ib); /* the four groups' nibbles */
-      const uint32_t sc = bq_rd16(p + XSC + 2 * (ib / 2)) >> 6 * (ib % 2);
-      v128_t d0, d1, g0, g1;
-      /* The reference's dl = d * (2s + 1) of each half, exactly times 2^-27. */
-      bq_iq_slot_splat2(d * (float)(2 * (sc & 7) + 1) * 0x1p-27f,
-                        d * (float)(2 * (sc >> 3 & 7) + 1) * 0x1p-27f, &d0, &d1);
-      bq_iq_grid_rows(bq_iq1s_grid, a[0] | (h & 7) << 8, a[1] | (h >> 4 & 7) << 8,
-                      a[2] | (h >> 8 & 7) << 8, a[3] | (h >> 12 & 7) << 8, &g0, &g1);
-      v128_t e0, e1;
-      deltas(wasm_i32x4_splat((int32_t)h), &e0, &e1);
-      bq_iq1_store(g0, g1, e0, e1, d0, d1, y);
-    }
-  }
-  return BQ_OK;
-}
-
 static inline float scale_d(const uint8_t *p) {
   const uint32_t s0 = bq_rd16(p + XSC), s1 = bq_rd16(p + XSC + 2), s2 = bq_rd16(p + XSC + 4),
                  s3 = bq_rd16(p + XSC + 6);
@@ -111,5 +83,11 @@ BQ_MATVEC_PROTO(iq1_m, q8_K, __simd128) {
 BQ_DOT_PROTO(iq1_m, f32, __simd128) {
   if (n % QK_K) return BQ_EINVAL;
   iq1_dot_f32(x, y, n / QK_K, XS, acc, scale_d, sub);
+  return BQ_OK;
+}
+
+BQ_DEQUANTIZE_PROTO(iq1_m, __simd128) {
+  if (n % QK_K) return BQ_EINVAL;
+  iq1_dequantize(x, y, n / QK_K, XS, scale_d, sub);
   return BQ_OK;
 }

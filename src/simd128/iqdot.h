@@ -140,6 +140,43 @@ KQ_INLINE void iq1_dot_f32(const uint8_t *b, const float *v, size_t nb, size_t x
   wasm_v128_store(acc, sum);
 }
 
+/* Dequantize of nb blocks (xs bytes, d at offset 0) at p: per half sub-block the values times
+ * (D * weight) * fs24 (the reference's db times 2^-24, exactly; iq.h), through the scale slots.
+ * Not unrolled: each pass stores its 128 bytes in order (see kq45.h). */
+KQ_INLINE void iqg_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs, float fs24,
+                              iqg_sub_fn sub) {
+  for (size_t i = 0; i < nb; i++, p += xs) {
+    const float d = bq_h2f_fast(bq_rd16(p));
+#pragma clang loop unroll(disable)
+    for (int ib = 0; ib < 8; ib++, y += 32) {
+      v128_t v[2], d0, d1, w[8];
+      int32_t ls[2];
+      sub(p, ib, v, ls);
+      bq_iq_slot_splat2(d * (float)ls[0] * fs24, d * (float)ls[1] * fs24, &d0, &d1);
+      bq_top_bytes_mul(v[0], d0, w);
+      bq_top_bytes_mul(v[1], d1, w + 4);
+      for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+    }
+  }
+}
+
+/* The same for IQ1 blocks (d(p) their scale): the values 8 * (grid + delta) times
+ * (D * weight) * 2^-27. */
+KQ_INLINE void iq1_dequantize(const uint8_t *p, float *y, size_t nb, size_t xs,
+                              float (*d)(const uint8_t *), iq1_sub_fn sub) {
+  for (size_t i = 0; i < nb; i++, p += xs) {
+    const float db = d(p);
+#pragma clang loop unroll(disable)
+    for (int ib = 0; ib < 8; ib++, y += 32) {
+      v128_t g[2], e[2], d0, d1;
+      int32_t ls[2];
+      sub(p, ib, g, e, ls);
+      bq_iq_slot_splat2(db * (float)ls[0] * 0x1p-27f, db * (float)ls[1] * 0x1p-27f, &d0, &d1);
+      bq_iq1_store(g[0], g[1], e[0], e[1], d0, d1, y);
+    }
+  }
+}
+
 /* The Q8_K and f32 dots and the Q8_K matvec of grid format t (block_<t>, its file's sub and the
  * final scale fs of its Q8_K dot: 0.125f, 0.25f or 1), and, unless fs is 1, the Q8_K pair's own
  * result fs * acc[0] (dispatch.c marks those pairs). */
