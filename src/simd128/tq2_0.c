@@ -56,7 +56,7 @@ BQ_DOT_PROTO(tq2_0, f32, __simd128) {
     const v128_t d = bq_tq_d24(bq_rd16(b + XD));
     v128_t s[4] = {wasm_f32x4_splat(0), wasm_f32x4_splat(0), wasm_f32x4_splat(0),
                    wasm_f32x4_splat(0)};
-#pragma clang loop unroll(full)
+#pragma clang loop unroll(disable)
     for (int hc = 0; hc < 4; hc++) {
       const v128_t q = wasm_v128_load(b + XQS + 16 * hc);
       for (int g = 0; g < 4; g++) {
