@@ -31,8 +31,28 @@ const FMT = {
   iq4_nl: { bytes: 18, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'd16', quantize: true },
   mxfp4: { bytes: 17, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'e8m0', quantize: true },
   iq4_xs: { bytes: 136, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', quantize: true },
-  tq2_0: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', dOff: 64, quantize: true },
-  tq1_0: { bytes: 54, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', dOff: 52, quantize: true },
+  tq2_0: {
+    bytes: 66,
+    blk: 256,
+    act: 'q8_K',
+    actBytes: 292,
+    step: 256,
+    exact: true,
+    scale: 'd16',
+    dOff: 64,
+    quantize: true,
+  },
+  tq1_0: {
+    bytes: 54,
+    blk: 256,
+    act: 'q8_K',
+    actBytes: 292,
+    step: 256,
+    exact: true,
+    scale: 'd16',
+    dOff: 52,
+    quantize: true,
+  },
   iq2_xxs: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
   iq2_xs: { bytes: 74, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
   iq2_s: { bytes: 82, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
@@ -139,43 +159,14 @@ function dotState(name, t, a, b, ys, r, pieces) {
   return harness.dotState(name, a, b, { xs, ys, blk, per: /** @type {number} */ (step) / blk, sum }, r, pieces);
 }
 
-/** Element e's code (0..3, value code - 1) of the TQ2_0 block at o, and trit (0..2) of the TQ1_0
- * block at o (ggml's layouts: 2-bit fields as Q2_K; base-3 digits, trit k of byte q the top of
- * (q * 3^k mod 256) * 3, five to a byte of qs, four to a byte of qh). */
-const tq2Code = (a, o, e) => (a[o + 32 * (e >> 7) + (e & 31)] >> (2 * ((e & 127) >> 5))) & 3;
-function tq1Trit(a, o, e) {
-  const [byte, k] =
-    e < 160
-      ? [e % 32, e >> 5]
-      : e < 240
-        ? [32 + ((e - 160) % 16), (e - 160) >> 4]
-        : [48 + ((e - 240) % 4), (e - 240) >> 2];
-  return (((a[o + byte] * 3 ** k) & 255) * 3) >> 8;
-}
-
 /** Sum of |terms| of the reference dot with the activations b, in doubles: per block (IQ4_NL,
- * MXFP4), sub-block (IQ4_XS) or super-block (TQ1_0, TQ2_0) the float scale product times the
- * exact integer sum. */
+ * MXFP4) or sub-block (IQ4_XS) the float scale product times the exact integer sum. */
 function termsAbs(t, a, b) {
   const { bytes } = FMT[t];
   const da = new DataView(a.buffer, a.byteOffset),
     db = new DataView(b.buffer, b.byteOffset);
   const i8 = (v) => (v << 24) >> 24;
   let sum = 0;
-  if (t === 'tq2_0' || t === 'tq1_0') {
-    for (let i = 0; i < a.length / bytes; i++) {
-      const o = i * bytes,
-        ob = i * 292;
-      let si = 0;
-      for (let e = 0; e < 256; e++)
-        si += ((t === 'tq2_0' ? tq2Code(a, o, e) : tq1Trit(a, o, e)) - 1) * i8(b[ob + 4 + e]);
-      const dd = Math.fround(
-        half(da.getUint16(o + /** @type {number} */ (FMT[t].dOff), true)) * db.getFloat32(ob, true),
-      );
-      sum += Math.abs(dd * si);
-    }
-    return sum;
-  }
   if (t === 'iq4_xs') {
     for (let i = 0; i < a.length / bytes; i++) {
       const o = i * bytes,
