@@ -215,13 +215,28 @@ function kernels(/** @type {Record<string, any>} */ X, /** @type {RegExp} */ re)
 }
 
 /** The vec_dot pairs whose SIMD128 kernels (dot and matvec) add in ggml's order, so every variant
- * is held to ggml's bits (src/simd128/nvfp4.c, q1_0.c, q2_0.c). */
-const IN_ORDER = new Set(['nvfp4', 'q1_0', 'q2_0']);
+ * is held to ggml's bits (src/simd128/nvfp4.c, q1_0.c, q2_0.c, tq1_0.c, tq2_0.c, iqdot.h and the
+ * grid formats' files). */
+const IN_ORDER = new Set([
+  'nvfp4',
+  'q1_0',
+  'q2_0',
+  'tq1_0',
+  'tq2_0',
+  'iq2_xxs',
+  'iq2_xs',
+  'iq2_s',
+  'iq3_xxs',
+  'iq3_s',
+  'iq1_s',
+  'iq1_m',
+]);
 
 /** Exact: the variant computes in ggml's order (a reference, the public name of a build or pair
- * without a SIMD128 kernel, or an IN_ORDER pair). */
+ * without a SIMD128 kernel, or an IN_ORDER pair with its activation type). */
 function exact(/** @type {Record<string, any>} */ X, /** @type {string} */ base, /** @type {string} */ v) {
-  if (/_(dot|matvec)_q8_0$/.test(base) && IN_ORDER.has(base.slice(3).replace(/_(dot|matvec)_q8_0$/, ''))) return true;
+  const pair = /^bq_(\w+?)_(?:dot|matvec)_(q8_0|q8_K)$/.exec(base);
+  if (pair && IN_ORDER.has(pair[1]) && typeInfo(typeInfo(pair[1]).vecDot).name === pair[2]) return true;
   return v === '__ref' || (v === '' && typeof X[`${base}__simd128`] !== 'function');
 }
 

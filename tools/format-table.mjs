@@ -13,7 +13,20 @@ const NOTES = {
   q2_0: 'codes −d, 0, +d (code 3, 2d, decodes but ggml never writes it); not the pre-release 128-value Q2_0 files',
 };
 /** The pairs whose SIMD128 dot adds in ggml's order, so that every build equals its vec_dot to the bit. */
-const EXACT_DOT = new Set(['nvfp4', 'q1_0', 'q2_0']);
+const EXACT_DOT = new Set([
+  'nvfp4',
+  'q1_0',
+  'q2_0',
+  'tq1_0',
+  'tq2_0',
+  'iq2_xxs',
+  'iq2_xs',
+  'iq2_s',
+  'iq3_xxs',
+  'iq3_s',
+  'iq1_s',
+  'iq1_m',
+]);
 
 /**
  * The table as markdown lines.
