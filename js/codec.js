@@ -21,6 +21,7 @@ const FLOAT_STATS_BLOCK = 32;
  * @typedef {(...args: number[]) => number} Kernel
  * @typedef {import('./types.js').TypeInfo & { id: number }} CodecType
  * @typedef {{ tname: string, tv: number, name: string, fn: Kernel, qname: string, quantize: Kernel | null }} MatvecPlan
+ * @typedef {import('./quantize-call.js').QuantizeOptions} QuantizeOptions
  */
 
 /** @param {number} a @param {number} b @returns {number} */
@@ -177,22 +178,38 @@ export class Codec {
    * when `imatrix` is given (one per column) and without them otherwise (for most types ggml's
    * quantize_row_<type>_ref; F16 and BF16 with ggml's rounding). The grid types build their search
    * tables on first use (prepareQuantize).
+   * @overload
    * @param {number | string} type target type
    * @param {Float32Array} values whole rows of rowLength values (one row by default)
-   * @param {import('./quantize-call.js').QuantizeOptions | Uint8Array} [options] { imatrix,
-   *   rowLength, out } (out alone, as a Uint8Array, is the older form)
-   * @returns {Uint8Array<ArrayBuffer>} out, or a new array
+   * @param {QuantizeOptions & { out?: undefined }} [options] { imatrix, rowLength }
+   * @returns {Uint8Array<ArrayBuffer>} a new array
    * @throws {TypeError} unknown/unsupported type, wrong argument types, or a type ggml quantizes
    *   only with importance weights (IQ2_XXS, IQ2_XS, IQ1_S) called without them
    * @throws {RangeError} a rowLength that is not a whole number of blocks or does not divide the
    *   values, an imatrix of the wrong length or with a non-finite or negative weight, a wrong out
    *   length; rows ggml's quantizer aborts on (IQ3_XXS, IQ3_S on some NaN, Inf or overflowing rows)
    */
+  /**
+   * @template {Uint8Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {O | QuantizeOptions & { out?: O }} [options] { imatrix, rowLength, out } (out alone, as a
+   *   Uint8Array, is the older form)
+   * @returns {O} out
+   */
+  /**
+   * As the overloads say: a new array, or out filled.
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {QuantizeOptions | Uint8Array} [options]
+   * @returns {Uint8Array}
+   */
   quantize(type, values, options) {
     const c = quantizeCall(type, values, options);
     if (c.byRows) this.#quantizeRows(c);
     else this.#quantizeBlocks(c);
-    return /** @type {Uint8Array<ArrayBuffer>} */ (c.y);
+    return c.y;
   }
 
   /**
@@ -298,17 +315,36 @@ export class Codec {
   }
 
   /**
+   * Decodes a resident tensor (read in place) to a new array.
    * @overload
    * @param {Tensor} tensor a resident tensor of this codec
-   * @param {{ out?: Float32Array }} [options] out: receives rows * cols values
-   * @returns {Float32Array}
+   * @param {{ out?: undefined }} [options]
+   * @returns {Float32Array<ArrayBuffer>}
    */
   /**
+   * Decodes a resident tensor (read in place) into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: O }} options out: receives rows * cols values
+   * @returns {O} out
+   */
+  /**
+   * Decodes whole blocks to f32 (Q8_1 as qs * d), bit-exact with ggml's dequantize_row_*.
    * @overload
    * @param {number | string} type
-   * @param {Uint8Array} bytes
-   * @param {Float32Array} [out]
-   * @returns {Float32Array}
+   * @param {Uint8Array} bytes a whole number of blocks
+   * @param {undefined} [out]
+   * @returns {Float32Array<ArrayBuffer>}
+   */
+  /**
+   * Decodes whole blocks to f32 (Q8_1 as qs * d) into out, bit-exact with ggml's dequantize_row_*.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes a whole number of blocks
+   * @param {O} [out] receives the values; must be exactly the right length
+   * @returns {O} out
    */
   /**
    * Decodes whole blocks to f32 (Q8_1 as qs * d), bit-exact with ggml's dequantize_row_*: the
@@ -462,20 +498,42 @@ export class Codec {
   }
 
   /**
+   * y = W x for resident weights (bq.tensor, bq.loadTensor), read in place, as a new array.
    * @overload
    * @param {Tensor} tensor resident weights of this codec
    * @param {Float32Array} x tensor.cols values
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Float32Array}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Float32Array<ArrayBuffer>}
    */
   /**
+   * y = W x for resident weights (bq.tensor, bq.loadTensor), read in place, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor resident weights of this codec
+   * @param {Float32Array} x tensor.cols values
+   * @param {{ out?: O, exact?: boolean }} options out: receives tensor.rows values
+   * @returns {O} out
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, copied through staging, as a new array.
    * @overload
    * @param {number | string} type
    * @param {Uint8Array} weights
    * @param {number} rows
    * @param {Float32Array} x
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Float32Array}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Float32Array<ArrayBuffer>}
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, copied through staging, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} weights
+   * @param {number} rows
+   * @param {Float32Array} x
+   * @param {{ out?: O, exact?: boolean }} options out: receives rows values
+   * @returns {O} out
    */
   /**
    * y = W x for a row-major matrix of `rows` rows of quantized (or float) values and an f32
@@ -549,6 +607,23 @@ export class Codec {
     return y;
   }
 
+  /**
+   * y_i = W_i x for several resident tensors that read the same x, as new arrays.
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Float32Array<ArrayBuffer>[]}
+   */
+  /**
+   * y_i = W_i x for several resident tensors that read the same x, into out's arrays.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: O[], exact?: boolean }} options out: one array per tensor
+   * @returns {O[]} out's arrays
+   */
   /**
    * y_i = W_i x for several resident tensors that read the same x (a layer's Q, K and V): x is
    * quantized once per activation type they need (Q8_0, Q8_1, Q8_K; f32 with { exact: true }) and
@@ -947,7 +1022,8 @@ const INTEGER_ARRAYS = new Map(
 /**
  * What a tensor of a file decodes to: f32 values, or for I8, I16, I32, I64 and F64 tensors their
  * own values in Int8Array, Int16Array, Int32Array, BigInt64Array or Float64Array.
- * @typedef {Float32Array | Int8Array | Int16Array | Int32Array | BigInt64Array | Float64Array} TensorValues
+ * @typedef {Float32Array<ArrayBuffer> | Int8Array<ArrayBuffer> | Int16Array<ArrayBuffer> | Int32Array<ArrayBuffer> |
+ *   BigInt64Array<ArrayBuffer> | Float64Array<ArrayBuffer>} TensorValues
  */
 
 /**

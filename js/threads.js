@@ -30,6 +30,7 @@ import { apart } from './overlap.js';
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
 /** @typedef {import('./codec.js').TensorValues} TensorValues */
+/** @typedef {import('./quantize-call.js').QuantizeOptions} QuantizeOptions */
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -608,11 +609,28 @@ export class ThreadedCodec {
   /**
    * Quantizes f32 values, as Codec.quantize (the same bytes for any thread count), split over the
    * workers by blocks, or by rows when the call uses importance weights or a grid type's quantizer.
+   * @overload
    * @param {number | string} type
    * @param {Float32Array} values whole rows of rowLength values (one row by default)
-   * @param {import('./quantize-call.js').QuantizeOptions | Uint8Array} [options] { imatrix, rowLength, out }
-   * @returns {Promise<Uint8Array<ArrayBuffer>>} out, or a new array
+   * @param {QuantizeOptions & { out?: undefined }} [options] { imatrix, rowLength }
+   * @returns {Promise<Uint8Array<ArrayBuffer>>} a new array
    * @throws {TypeError | RangeError} (rejects) as Codec.quantize; a worker's failure
+   */
+  /**
+   * Quantizes f32 values into out, as Codec.quantize.
+   * @template {Uint8Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {O | QuantizeOptions & { out?: O }} [options] { imatrix, rowLength, out }
+   * @returns {Promise<O>} out
+   */
+  /**
+   * As the overloads say.
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {QuantizeOptions | Uint8Array} [options]
+   * @returns {Promise<Uint8Array>}
    */
   quantize(type, values, options) {
     return this.#serial(async () => {
@@ -693,6 +711,38 @@ export class ThreadedCodec {
   }
 
   /**
+   * Decodes a resident tensor to a new array, as Codec.dequantize, split by blocks over the workers.
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: undefined }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * Decodes a resident tensor into out, as Codec.dequantize, split by blocks over the workers.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: O }} options
+   * @returns {Promise<O>} out
+   */
+  /**
+   * Decodes whole blocks to a new array, as Codec.dequantize, split by blocks over the workers.
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes
+   * @param {undefined} [out]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * Decodes whole blocks into out, as Codec.dequantize, split by blocks over the workers.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes
+   * @param {O} [out]
+   * @returns {Promise<O>} out
+   */
+  /**
    * Decodes whole blocks to f32, as Codec.dequantize (the bytes given, or a resident tensor's:
    * dequantize(W, { out })), split by blocks over the workers.
    * @param {number | string | Tensor} type
@@ -762,20 +812,42 @@ export class ThreadedCodec {
   }
 
   /**
+   * y = W x for resident weights, as Codec.matvec, as a new array.
    * @overload
    * @param {Tensor} tensor resident weights of this codec
    * @param {Float32Array} x tensor.cols values
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Promise<Float32Array>}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
    */
   /**
+   * y = W x for resident weights, as Codec.matvec, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor resident weights of this codec
+   * @param {Float32Array} x tensor.cols values
+   * @param {{ out?: O, exact?: boolean }} options
+   * @returns {Promise<O>} out
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, as Codec.matvec, as a new array.
    * @overload
    * @param {number | string} type
    * @param {Uint8Array} weights
    * @param {number} rows
    * @param {Float32Array} x
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Promise<Float32Array>}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, as Codec.matvec, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} weights
+   * @param {number} rows
+   * @param {Float32Array} x
+   * @param {{ out?: O, exact?: boolean }} options
+   * @returns {Promise<O>} out
    */
   /**
    * y = W x, as Codec.matvec (bit-identical), the rows split over the workers.
@@ -814,6 +886,23 @@ export class ThreadedCodec {
     });
   }
 
+  /**
+   * Several products with one x, as Codec.matvecs, as new arrays.
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>[]>}
+   */
+  /**
+   * Several products with one x, as Codec.matvecs, into out's arrays.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: O[], exact?: boolean }} options
+   * @returns {Promise<O[]>} out's arrays
+   */
   /**
    * Several products with one x (each tensor's rows split over the workers, all in one round),
    * as Codec.matvecs.

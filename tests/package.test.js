@@ -416,6 +416,7 @@ test('a strict TypeScript consumer compiles against the installed package (bundl
           strict: true,
           noEmit: true,
           target: 'es2022',
+          lib: ['es2022', 'dom'],
           module: resolution === 'bundler' ? 'es2022' : 'nodenext',
           moduleResolution: resolution,
           types: [],
