@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, ROW_KINDS } from './lib/rows.js';
 import { Raw, kernelsOf } from './lib/raw.js';
-import { BACKEND, SEED, codec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
 import { fromHalf } from './lib/oracle.js';
 import { typeId, typeInfo as info0 } from '../js/types.js';
 import { threadsModuleFile } from '../js/threads-node.js';
@@ -22,7 +22,7 @@ const Q8 = typeInfo('q8_0');
 console.log(`# newtypes test, seed ${SEED}`);
 
 /** The builds to test: the one under test and, with the simd128 build, the threads module. */
-const builds = [{ name: BACKEND, exports: /** @type {Record<string, any>} */ ((await codec()).exports) }];
+const builds = [{ name: BACKEND, exports: /** @type {Record<string, any>} */ ((await testCodec()).exports) }];
 if (BACKEND === 'simd128') {
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
   const inst = await WebAssembly.instantiate(await threadsModuleFile(), { env: { memory } });
