@@ -25,7 +25,7 @@ import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
 import { quantizeCall, domainError } from './quantize-call.js';
-import { apart } from './overlap.js';
+import { dequantizeCall, dequantizeResidentCall, matvecCall, productsCall } from './call-args.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -419,17 +419,6 @@ export class Pool {
 }
 
 /**
- * @param {number | string} type
- * @param {'quantize' | 'dequantize' | 'matvec'} op
- */
-function typeFor(type, op) {
-  const id = typeId(type);
-  const info = typeInfo(id);
-  if (!info[op]) throw new TypeError(`ggml type ${info.name} (${id}) is not supported by blockquant for ${op}`);
-  return { id, ...info };
-}
-
-/**
  * A codec whose matvec, matvecs, dequantize and quantize run on worker threads sharing its wasm
  * memory and return Promises; every other method is the synchronous Codec's (js/codec.js). Made by
  * init({ threads: n }) where threads can run; close() stops the workers.
@@ -760,26 +749,8 @@ export class ThreadedCodec {
       let t, y;
       if (type instanceof Tensor) {
         src = this.#address(type);
-        t = typeFor(type.type, 'dequantize');
-        const n = type.rows * type.cols;
-        y = /** @type {{ out?: Float32Array }} */ (bytes ?? {}).out ?? new Float32Array(n);
-        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-        if (y.length !== n) throw new RangeError(`out holds ${y.length} values; the ${t.name} tensor decodes to ${n}`);
-      } else {
-        t = typeFor(type, 'dequantize');
-        if (!ArrayBuffer.isView(bytes)) throw new TypeError('bytes must be a Uint8Array (or another ArrayBuffer view)');
-        q = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        if (q.length % t.typeSize !== 0)
-          throw new RangeError(
-            `bytes: ${q.length} bytes is not a whole number of ${t.name} blocks (${t.typeSize} bytes each)`,
-          );
-        const n = (q.length / t.typeSize) * t.blockSize;
-        y = out ?? new Float32Array(n);
-        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-        if (y.length !== n)
-          throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
-        q = apart(q, y);
-      }
+        ({ t, y } = dequantizeResidentCall(type, bytes));
+      } else ({ t, q, y } = dequantizeCall(type, bytes, out));
       const n = y.length;
       if (n * 4 < this.#minSplit)
         return type instanceof Tensor
@@ -865,24 +836,12 @@ export class ThreadedCodec {
       return this.#serial(async () => (await this.#matvecs([a], b, o.exact, o.out ? [o.out] : undefined, null))[0]);
     }
     return this.#serial(async () => {
-      const t = typeFor(a, 'matvec');
-      if (!ArrayBuffer.isView(b)) throw new TypeError('weights must be a Uint8Array');
-      const w = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-      const rows = /** @type {number} */ (c);
-      if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError('rows must be a non-negative integer');
-      if (!(d instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
-      const rowBytes = byteLength(t.id, d.length);
-      if (w.length !== rows * rowBytes)
-        throw new RangeError(
-          `weights hold ${w.length} bytes; ${rows} rows of ${d.length} ${t.name} values need ${rows * rowBytes}`,
-        );
-      const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (e ?? {});
-      if (w.length < this.#minSplit) return this.#codec.matvec(t.id, w, rows, d, o);
-      // Inputs that overlap out are read as they were at the call.
-      const wa = ArrayBuffer.isView(o.out) ? apart(w, o.out) : w;
-      const x = ArrayBuffer.isView(o.out) ? apart(d, o.out) : d;
-      const W = { type: t.id, rows, cols: d.length, bytes: wa };
-      return (await this.#matvecs([W], x, o.exact, o.out ? [o.out] : undefined, wa))[0];
+      // (inputs that overlap out are read as they were at the call)
+      const m = matvecCall(a, b, c, d, e);
+      if (m.w.length < this.#minSplit)
+        return this.#codec.matvec(m.t.id, m.w, m.rows, m.v, { out: m.y, exact: m.exact });
+      const W = { type: m.t.id, rows: m.rows, cols: m.cols, bytes: m.w };
+      return (await this.#matvecs([W], m.v, m.exact, [m.y], m.w))[0];
     });
   }
 
@@ -927,21 +886,9 @@ export class ThreadedCodec {
    * @returns {Promise<Float32Array[]>}
    */
   async #matvecs(list, x, exactOption, outs, bytes) {
-    if (!(x instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
-    const cols = x.length;
-    if (outs !== undefined && (!Array.isArray(outs) || outs.length !== list.length))
-      throw new TypeError(`out must be an array of ${list.length} Float32Arrays, one per tensor`);
-    const exact = exactOption === true;
-    const jobs = list.map((W, i) => {
-      if (!bytes) this.#address(W);
-      const { type, rows, cols: wc } = /** @type {Tensor} */ (W);
-      const t = typeFor(type, 'matvec');
-      const tv = exact || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
-      if (wc !== cols)
-        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${t.name}) has ${wc} columns`);
-      const y = outs === undefined ? new Float32Array(rows) : /** @type {unknown[]} */ (outs)[i];
-      if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-      if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
+    const c = productsCall(list, x, exactOption, outs, (W) => (bytes ? 0 : this.#address(W)));
+    const { cols, exact } = c;
+    const jobs = c.jobs.map(({ W, t, tv, rows, y }) => {
       const vname = typeInfo(tv).name;
       return {
         W,
@@ -956,10 +903,7 @@ export class ThreadedCodec {
       };
     });
     if (!bytes && jobs.reduce((s, j) => s + j.rows * j.rowBytes, 0) < this.#minSplit)
-      return this.#codec.matvecs(/** @type {Tensor[]} */ (list), x, {
-        exact,
-        out: /** @type {Float32Array[] | undefined} */ (outs),
-      });
+      return this.#codec.matvecs(/** @type {Tensor[]} */ (list), c.v, { exact, out: c.jobs.map((j) => j.y) });
     const tvs = [...new Set(jobs.map((j) => j.tv))];
     const xb = align(cols * 4);
     const qb = tvs.map((tv) => (tv === GGMLType.F32 ? 0 : align(byteLength(tv, cols))));
@@ -968,7 +912,7 @@ export class ThreadedCodec {
     if (bytes) need += align(bytes.length);
     const xp = this.#scratchAt(need);
     let p = xp + xb;
-    new Float32Array(this.#mem.buffer, xp, cols).set(x);
+    new Float32Array(this.#mem.buffer, xp, cols).set(c.v);
     /** @type {Map<number, number>} */
     const vps = new Map();
     tvs.forEach((tv, i) => {

@@ -25,7 +25,9 @@ console.log(`# newtypes test, seed ${SEED}`);
 const builds = [{ name: BACKEND, exports: /** @type {Record<string, any>} */ ((await testCodec()).exports) }];
 if (BACKEND === 'simd128') {
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
-  const inst = await WebAssembly.instantiate(readFileSync(testWasmFile('threads')), { env: { memory } });
+  const inst = await WebAssembly.instantiate(new WebAssembly.Module(readFileSync(testWasmFile('threads'))), {
+    env: { memory },
+  });
   builds.push({ name: 'threads (clang-19)', exports: /** @type {Record<string, any>} */ (inst.exports) });
 }
 
