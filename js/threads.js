@@ -26,6 +26,7 @@ import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
 import { quantizeCall, domainError } from './quantize-call.js';
 import { dequantizeCall, dequantizeResidentCall, matvecCall, productsCall } from './call-args.js';
+import { fetchOrEmbedded } from './bundled-url.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -975,18 +976,12 @@ export class ThreadedCodec {
  * embedded copy where that cannot be fetched.
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function threadsModuleURL() {
-  try {
-    const res = await fetch(new URL('../wasm/blockquant-threads.wasm', import.meta.url));
-    if (res.ok) return await WebAssembly.compile(await res.arrayBuffer());
-  } catch {
-    // the embedded copy below
-  }
-  const b64 = (await import('./wasm/threads.js')).default;
-  const bin = atob(b64);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return WebAssembly.compile(bytes);
+export function threadsModuleURL() {
+  return fetchOrEmbedded(
+    new URL('../wasm/blockquant-threads.wasm', import.meta.url),
+    () => import('./wasm/threads.js'),
+    'threads',
+  );
 }
 
 /**
