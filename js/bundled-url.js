@@ -53,7 +53,8 @@ async function fetchModule(url) {
  * A module fetched from url, or where that is impossible (no fetch, no file next to the bundle, a
  * fetch that fails), compiled from the base64 copy that `embedded` imports. Shared by the bundled
  * builds (bundledModule) and the threads build (js/threads.js threadsModuleURL).
- * @param {URL} url
+ * @param {() => URL} url the .wasm file's URL (made inside the fallback: where import.meta.url is
+ *   no URL, as in some edge runtimes' bundles, that too falls back to the embedded copy)
  * @param {() => Promise<{ default: string }>} embedded imports the js/wasm/<build>.js copy
  * @param {string} build the build's name, for the message when both are missing
  * @param {(bytes: Uint8Array<ArrayBuffer>) => Promise<WebAssembly.Module>} [compile]
@@ -61,7 +62,7 @@ async function fetchModule(url) {
  */
 export async function fetchOrEmbedded(url, embedded, build, compile = (b) => WebAssembly.compile(b)) {
   try {
-    return await fetchModule(url);
+    return await fetchModule(url());
   } catch {
     // Fall through to the embedded copy; its own failure is the one reported.
   }
@@ -92,5 +93,10 @@ export function bundledModule(backend) {
       : backend === 'simd128'
         ? import('./wasm/simd128.js')
         : import('./wasm/scalar.js');
-  return fetchOrEmbedded(wasmURL(backend), embedded, backend, (b) => compileBytes(b, backend));
+  return fetchOrEmbedded(
+    () => wasmURL(backend),
+    embedded,
+    backend,
+    (b) => compileBytes(b, backend),
+  );
 }

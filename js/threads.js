@@ -978,7 +978,7 @@ export class ThreadedCodec {
  */
 export function threadsModuleURL() {
   return fetchOrEmbedded(
-    new URL('../wasm/blockquant-threads.wasm', import.meta.url),
+    () => new URL('../wasm/blockquant-threads.wasm', import.meta.url),
     () => import('./wasm/threads.js'),
     'threads',
   );

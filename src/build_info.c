@@ -8,7 +8,8 @@
 #define BQ_BUILD_SIMD128 1u
 #define BQ_BUILD_RELAXED 2u
 #define BQ_BUILD_SHARED_MEMORY 0x100u /* the threads build: memory imported, shared by workers */
-#define BQ_BUILD_TEST_EXPORTS 0x200u  /* the test variant: every __ref/__simd128/__relaxed kernel exported */
+#define BQ_BUILD_TEST_EXPORTS \
+  0x200u /* the test variant: every __ref/__simd128/__relaxed kernel exported */
 
 uint32_t bq_build_info(void);
 
