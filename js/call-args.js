@@ -115,6 +115,19 @@ export function dequantizeResidentCall(W, options) {
 export const activationOf = (t, exact) => (exact || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot);
 
 /**
+ * The kernels a matvec on weights of t calls, by name: the pair's matvec, and the quantizer of its
+ * activation type (which f32 activations do not need). The one plan both codecs run.
+ * @param {CodecType} t
+ * @param {boolean} exact
+ * @returns {{ tv: number, name: string, qname: string }}
+ */
+export function matvecKernels(t, exact) {
+  const tv = activationOf(t, exact);
+  const vname = typeInfo(tv).name;
+  return { tv, name: `bq_${t.name}_matvec_${vname}`, qname: `bq_${vname}_quantize` };
+}
+
+/**
  * matvec(type, weights, rows, x, options) on bytes: the checked arguments, the inputs copied
  * where they overlap out.
  * @param {unknown} type

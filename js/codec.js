@@ -15,6 +15,7 @@ import {
   dequantizeCall,
   dequantizeResidentCall,
   matvecCall,
+  matvecKernels,
   productsCall,
   wholeBlocks,
 } from './call-args.js';
@@ -646,10 +647,7 @@ export class Codec {
     let plan = this.#plans.get(key);
     if (plan) return plan;
     const t = codecType(type, 'matvec');
-    const tv = activationOf(t, exact);
-    const vname = typeInfo(tv).name;
-    const name = `bq_${t.name}_matvec_${vname}`;
-    const qname = `bq_${vname}_quantize`;
+    const { tv, name, qname } = matvecKernels(t, exact);
     plan = {
       tname: t.name,
       tv,

@@ -25,7 +25,7 @@ import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
 import { quantizeCall, domainError } from './quantize-call.js';
-import { dequantizeCall, dequantizeResidentCall, matvecCall, productsCall } from './call-args.js';
+import { dequantizeCall, dequantizeResidentCall, matvecCall, matvecKernels, productsCall } from './call-args.js';
 import { fetchOrEmbedded } from './bundled-url.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
@@ -889,19 +889,9 @@ export class ThreadedCodec {
   async #matvecs(list, x, exactOption, outs, bytes) {
     const c = productsCall(list, x, exactOption, outs, (W) => (bytes ? 0 : this.#address(W)));
     const { cols, exact } = c;
-    const jobs = c.jobs.map(({ W, t, tv, rows, y }) => {
-      const vname = typeInfo(tv).name;
-      return {
-        W,
-        rows,
-        rowBytes: byteLength(t.id, cols),
-        tv,
-        name: `bq_${t.name}_matvec_${vname}`,
-        qname: `bq_${vname}_quantize`,
-        y,
-        yp: 0,
-        vp: 0,
-      };
+    const jobs = c.jobs.map(({ W, t, rows, y }) => {
+      const { tv, name } = matvecKernels(t, exact);
+      return { W, rows, rowBytes: byteLength(t.id, cols), tv, name, y, yp: 0, vp: 0 };
     });
     if (!bytes && jobs.reduce((s, j) => s + j.rows * j.rowBytes, 0) < this.#minSplit)
       return this.#codec.matvecs(/** @type {Tensor[]} */ (list), c.v, { exact, out: c.jobs.map((j) => j.y) });
