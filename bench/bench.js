@@ -15,8 +15,12 @@ import { loadPeer, PEER } from './peer.js';
 
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
-const simd = await init({ backend: 'simd128' });
-const scalar = await init({ backend: 'scalar' });
+// The test variants of the builds (build/test/: the packaged modules' objects with every kernel
+// exported), whose __simd128 names say which formats have SIMD kernels.
+const testModule = (/** @type {string} */ b) =>
+  readFileSync(new URL(`../build/test/blockquant-${b}.wasm`, import.meta.url));
+const simd = await init({ backend: 'simd128', module: testModule('simd128') });
+const scalar = await init({ backend: 'scalar', module: testModule('scalar') });
 /** Whether the SIMD128 build has a SIMD kernel of its own for `name` (bq_q4_K_dequantize, ...):
  * the rows are the formats with one, since a reference kernel built twice measures nothing. */
 const hasSimd = (name) => typeof (/** @type {any} */ (simd.exports)[`${name}__simd128`]) === 'function';

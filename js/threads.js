@@ -25,11 +25,13 @@ import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
 import { quantizeCall, domainError } from './quantize-call.js';
-import { apart } from './overlap.js';
+import { dequantizeCall, dequantizeResidentCall, matvecCall, matvecKernels, productsCall } from './call-args.js';
+import { fetchOrEmbedded } from './bundled-url.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
 /** @typedef {import('./codec.js').TensorValues} TensorValues */
+/** @typedef {import('./quantize-call.js').QuantizeOptions} QuantizeOptions */
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -418,17 +420,6 @@ export class Pool {
 }
 
 /**
- * @param {number | string} type
- * @param {'quantize' | 'dequantize' | 'matvec'} op
- */
-function typeFor(type, op) {
-  const id = typeId(type);
-  const info = typeInfo(id);
-  if (!info[op]) throw new TypeError(`ggml type ${info.name} (${id}) is not supported by blockquant for ${op}`);
-  return { id, ...info };
-}
-
-/**
  * A codec whose matvec, matvecs, dequantize and quantize run on worker threads sharing its wasm
  * memory and return Promises; every other method is the synchronous Codec's (js/codec.js). Made by
  * init({ threads: n }) where threads can run; close() stops the workers.
@@ -608,11 +599,28 @@ export class ThreadedCodec {
   /**
    * Quantizes f32 values, as Codec.quantize (the same bytes for any thread count), split over the
    * workers by blocks, or by rows when the call uses importance weights or a grid type's quantizer.
+   * @overload
    * @param {number | string} type
    * @param {Float32Array} values whole rows of rowLength values (one row by default)
-   * @param {import('./quantize-call.js').QuantizeOptions | Uint8Array} [options] { imatrix, rowLength, out }
-   * @returns {Promise<Uint8Array<ArrayBuffer>>} out, or a new array
+   * @param {QuantizeOptions & { out?: undefined }} [options] { imatrix, rowLength }
+   * @returns {Promise<Uint8Array<ArrayBuffer>>} a new array
    * @throws {TypeError | RangeError} (rejects) as Codec.quantize; a worker's failure
+   */
+  /**
+   * Quantizes f32 values into out, as Codec.quantize.
+   * @template {Uint8Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {O | QuantizeOptions & { out?: O }} [options] { imatrix, rowLength, out }
+   * @returns {Promise<O>} out
+   */
+  /**
+   * As the overloads say.
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {QuantizeOptions | Uint8Array} [options]
+   * @returns {Promise<Uint8Array>}
    */
   quantize(type, values, options) {
     return this.#serial(async () => {
@@ -693,6 +701,38 @@ export class ThreadedCodec {
   }
 
   /**
+   * Decodes a resident tensor to a new array, as Codec.dequantize, split by blocks over the workers.
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: undefined }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * Decodes a resident tensor into out, as Codec.dequantize, split by blocks over the workers.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: O }} options
+   * @returns {Promise<O>} out
+   */
+  /**
+   * Decodes whole blocks to a new array, as Codec.dequantize, split by blocks over the workers.
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes
+   * @param {undefined} [out]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * Decodes whole blocks into out, as Codec.dequantize, split by blocks over the workers.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes
+   * @param {O} [out]
+   * @returns {Promise<O>} out
+   */
+  /**
    * Decodes whole blocks to f32, as Codec.dequantize (the bytes given, or a resident tensor's:
    * dequantize(W, { out })), split by blocks over the workers.
    * @param {number | string | Tensor} type
@@ -710,26 +750,8 @@ export class ThreadedCodec {
       let t, y;
       if (type instanceof Tensor) {
         src = this.#address(type);
-        t = typeFor(type.type, 'dequantize');
-        const n = type.rows * type.cols;
-        y = /** @type {{ out?: Float32Array }} */ (bytes ?? {}).out ?? new Float32Array(n);
-        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-        if (y.length !== n) throw new RangeError(`out holds ${y.length} values; the ${t.name} tensor decodes to ${n}`);
-      } else {
-        t = typeFor(type, 'dequantize');
-        if (!ArrayBuffer.isView(bytes)) throw new TypeError('bytes must be a Uint8Array (or another ArrayBuffer view)');
-        q = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        if (q.length % t.typeSize !== 0)
-          throw new RangeError(
-            `bytes: ${q.length} bytes is not a whole number of ${t.name} blocks (${t.typeSize} bytes each)`,
-          );
-        const n = (q.length / t.typeSize) * t.blockSize;
-        y = out ?? new Float32Array(n);
-        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-        if (y.length !== n)
-          throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
-        q = apart(q, y);
-      }
+        ({ t, y } = dequantizeResidentCall(type, bytes));
+      } else ({ t, q, y } = dequantizeCall(type, bytes, out));
       const n = y.length;
       if (n * 4 < this.#minSplit)
         return type instanceof Tensor
@@ -762,20 +784,42 @@ export class ThreadedCodec {
   }
 
   /**
+   * y = W x for resident weights, as Codec.matvec, as a new array.
    * @overload
    * @param {Tensor} tensor resident weights of this codec
    * @param {Float32Array} x tensor.cols values
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Promise<Float32Array>}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
    */
   /**
+   * y = W x for resident weights, as Codec.matvec, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor resident weights of this codec
+   * @param {Float32Array} x tensor.cols values
+   * @param {{ out?: O, exact?: boolean }} options
+   * @returns {Promise<O>} out
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, as Codec.matvec, as a new array.
    * @overload
    * @param {number | string} type
    * @param {Uint8Array} weights
    * @param {number} rows
    * @param {Float32Array} x
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Promise<Float32Array>}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, as Codec.matvec, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} weights
+   * @param {number} rows
+   * @param {Float32Array} x
+   * @param {{ out?: O, exact?: boolean }} options
+   * @returns {Promise<O>} out
    */
   /**
    * y = W x, as Codec.matvec (bit-identical), the rows split over the workers.
@@ -793,27 +837,32 @@ export class ThreadedCodec {
       return this.#serial(async () => (await this.#matvecs([a], b, o.exact, o.out ? [o.out] : undefined, null))[0]);
     }
     return this.#serial(async () => {
-      const t = typeFor(a, 'matvec');
-      if (!ArrayBuffer.isView(b)) throw new TypeError('weights must be a Uint8Array');
-      const w = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-      const rows = /** @type {number} */ (c);
-      if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError('rows must be a non-negative integer');
-      if (!(d instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
-      const rowBytes = byteLength(t.id, d.length);
-      if (w.length !== rows * rowBytes)
-        throw new RangeError(
-          `weights hold ${w.length} bytes; ${rows} rows of ${d.length} ${t.name} values need ${rows * rowBytes}`,
-        );
-      const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (e ?? {});
-      if (w.length < this.#minSplit) return this.#codec.matvec(t.id, w, rows, d, o);
-      // Inputs that overlap out are read as they were at the call.
-      const wa = ArrayBuffer.isView(o.out) ? apart(w, o.out) : w;
-      const x = ArrayBuffer.isView(o.out) ? apart(d, o.out) : d;
-      const W = { type: t.id, rows, cols: d.length, bytes: wa };
-      return (await this.#matvecs([W], x, o.exact, o.out ? [o.out] : undefined, wa))[0];
+      // (inputs that overlap out are read as they were at the call)
+      const m = matvecCall(a, b, c, d, e);
+      if (m.w.length < this.#minSplit)
+        return this.#codec.matvec(m.t.id, m.w, m.rows, m.v, { out: m.y, exact: m.exact });
+      const W = { type: m.t.id, rows: m.rows, cols: m.cols, bytes: m.w };
+      return (await this.#matvecs([W], m.v, m.exact, [m.y], m.w))[0];
     });
   }
 
+  /**
+   * Several products with one x, as Codec.matvecs, as new arrays.
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>[]>}
+   */
+  /**
+   * Several products with one x, as Codec.matvecs, into out's arrays.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: O[], exact?: boolean }} options
+   * @returns {Promise<O[]>} out's arrays
+   */
   /**
    * Several products with one x (each tensor's rows split over the workers, all in one round),
    * as Codec.matvecs.
@@ -838,39 +887,14 @@ export class ThreadedCodec {
    * @returns {Promise<Float32Array[]>}
    */
   async #matvecs(list, x, exactOption, outs, bytes) {
-    if (!(x instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
-    const cols = x.length;
-    if (outs !== undefined && (!Array.isArray(outs) || outs.length !== list.length))
-      throw new TypeError(`out must be an array of ${list.length} Float32Arrays, one per tensor`);
-    const exact = exactOption === true;
-    const jobs = list.map((W, i) => {
-      if (!bytes) this.#address(W);
-      const { type, rows, cols: wc } = /** @type {Tensor} */ (W);
-      const t = typeFor(type, 'matvec');
-      const tv = exact || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
-      if (wc !== cols)
-        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${t.name}) has ${wc} columns`);
-      const y = outs === undefined ? new Float32Array(rows) : /** @type {unknown[]} */ (outs)[i];
-      if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-      if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
-      const vname = typeInfo(tv).name;
-      return {
-        W,
-        rows,
-        rowBytes: byteLength(t.id, cols),
-        tv,
-        name: `bq_${t.name}_matvec_${vname}`,
-        qname: `bq_${vname}_quantize`,
-        y,
-        yp: 0,
-        vp: 0,
-      };
+    const c = productsCall(list, x, exactOption, outs, (W) => (bytes ? 0 : this.#address(W)));
+    const { cols, exact } = c;
+    const jobs = c.jobs.map(({ W, t, rows, y }) => {
+      const { tv, name } = matvecKernels(t, exact);
+      return { W, rows, rowBytes: byteLength(t.id, cols), tv, name, y, yp: 0, vp: 0 };
     });
     if (!bytes && jobs.reduce((s, j) => s + j.rows * j.rowBytes, 0) < this.#minSplit)
-      return this.#codec.matvecs(/** @type {Tensor[]} */ (list), x, {
-        exact,
-        out: /** @type {Float32Array[] | undefined} */ (outs),
-      });
+      return this.#codec.matvecs(/** @type {Tensor[]} */ (list), c.v, { exact, out: c.jobs.map((j) => j.y) });
     const tvs = [...new Set(jobs.map((j) => j.tv))];
     const xb = align(cols * 4);
     const qb = tvs.map((tv) => (tv === GGMLType.F32 ? 0 : align(byteLength(tv, cols))));
@@ -879,7 +903,7 @@ export class ThreadedCodec {
     if (bytes) need += align(bytes.length);
     const xp = this.#scratchAt(need);
     let p = xp + xb;
-    new Float32Array(this.#mem.buffer, xp, cols).set(x);
+    new Float32Array(this.#mem.buffer, xp, cols).set(c.v);
     /** @type {Map<number, number>} */
     const vps = new Map();
     tvs.forEach((tv, i) => {
@@ -942,18 +966,12 @@ export class ThreadedCodec {
  * embedded copy where that cannot be fetched.
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function threadsModuleURL() {
-  try {
-    const res = await fetch(new URL('../wasm/blockquant-threads.wasm', import.meta.url));
-    if (res.ok) return await WebAssembly.compile(await res.arrayBuffer());
-  } catch {
-    // the embedded copy below
-  }
-  const b64 = (await import('./wasm/threads.js')).default;
-  const bin = atob(b64);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return WebAssembly.compile(bytes);
+export function threadsModuleURL() {
+  return fetchOrEmbedded(
+    () => new URL('../wasm/blockquant-threads.wasm', import.meta.url),
+    () => import('./wasm/threads.js'),
+    'threads',
+  );
 }
 
 /**

@@ -26,7 +26,7 @@ import * as L from './lib/oracle.js';
 import * as K from './lib/oracle-k.js';
 import * as IQ from './lib/oracle-iq.js';
 import { Raw } from './lib/raw.js';
-import { BACKEND, SEED, codec, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, rng, testWasmFile } from './lib/helpers.js';
 import { typeInfo, typeId, blockFields } from '../js/types.js';
 
 console.log(`ggml-bits: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
@@ -41,16 +41,16 @@ const isNaNBits = (/** @type {number} */ u) => (u & 0x7fffffff) > 0x7f800000;
 
 /** The builds to check in this run: the one under test, and on the simd128 run the threads one. */
 async function builds() {
-  const main = await codec();
+  const main = await testCodec();
   const out = [{ name: BACKEND, exports: /** @type {Record<string, any>} */ (main.exports) }];
   if (BACKEND === 'simd128') {
-    const file = new URL('../wasm/blockquant-threads.wasm', import.meta.url);
+    const file = testWasmFile('threads');
     const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
     const { instance } = await WebAssembly.instantiate(readFileSync(file), { env: { memory } });
     out.push({ name: 'threads', exports: { ...instance.exports, memory } });
     // The relaxed build (clang-19) where this runtime runs relaxed SIMD (Node 20 does with
     // --experimental-wasm-relaxed-simd; tests/relaxed.test.js runs it in Chromium).
-    const relaxed = await codec({ backend: 'relaxed' }).catch(() => null);
+    const relaxed = await testCodec({ backend: 'relaxed' }).catch(() => null);
     if (relaxed) out.push({ name: 'relaxed', exports: /** @type {Record<string, any>} */ (relaxed.exports) });
     console.log(`ggml-bits: the relaxed build is ${relaxed ? '' : 'not '}checked in this runtime`);
   }

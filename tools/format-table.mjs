@@ -1,6 +1,7 @@
 // Prints the README's format table from the type table and a build's exports: what blockquant does
 // with every ggml type. tests/readme.test.js checks that the README holds exactly this table.
-// Usage: node tools/format-table.mjs
+// Usage: node tools/format-table.mjs (after make test-wasm)
+import { readFileSync } from 'node:fs';
 import { init, knownTypes, typeInfo } from '../js/index.js';
 
 /** Integer and F64 tensors decode to their own typed arrays (dequantizeTensor, dequantizeRows). */
@@ -30,7 +31,8 @@ const EXACT_DOT = new Set([
 
 /**
  * The table as markdown lines.
- * @param {Record<string, unknown>} exports the SIMD128 build's exports
+ * @param {Record<string, unknown>} exports the exports of the SIMD128 build's test variant
+ *   (build/test/blockquant-simd128.wasm, whose __simd128 names say which kernels have SIMD code)
  * @returns {string[]}
  */
 export function formatTable(exports) {
@@ -68,6 +70,7 @@ export function formatTable(exports) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const bq = await init({ backend: 'simd128' });
+  const module = readFileSync(new URL('../build/test/blockquant-simd128.wasm', import.meta.url));
+  const bq = await init({ backend: 'simd128', module });
   console.log(formatTable(/** @type {any} */ (bq.exports)).join('\n'));
 }

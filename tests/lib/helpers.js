@@ -5,8 +5,22 @@ import { init, CODEC_TYPES, typeInfo } from '../../js/index.js';
 /** The build under test: BQ_BACKEND=simd128|scalar (make test runs the suite once for each). */
 export const BACKEND = /** @type {'simd128' | 'scalar'} */ (process.env.BQ_BACKEND ?? 'simd128');
 
+/** A codec on the packaged build under test (wasm/blockquant-<BACKEND>.wasm: public kernels only). */
 export function codec(options = {}) {
   return init({ backend: BACKEND, ...options });
+}
+
+/**
+ * The test variant of a build (`make test-wasm`): the same kernel objects as the packaged module,
+ * linked with every __ref / __simd128 / __relaxed kernel exported, for tests that call them.
+ * @param {'simd128' | 'scalar' | 'relaxed' | 'threads'} build
+ */
+export const testWasmFile = (build) => new URL(`../../build/test/blockquant-${build}.wasm`, import.meta.url);
+
+/** A codec on the test variant of the build under test (its exports hold every kernel). */
+export function testCodec(options = {}) {
+  const backend = options.backend ?? BACKEND;
+  return init({ ...options, backend, module: readFileSync(testWasmFile(backend)) });
 }
 
 // The type lists, from the type table (js/types.js, checked against the wasm one): the types the
