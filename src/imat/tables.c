@@ -1,10 +1,20 @@
 /* The grid types' quantizer search tables (bq.h: bq_quant_tables_*): which tables a type's
  * quantizer uses, built into memory the caller owns. Each family of tables (src/imat/<family>.c)
  * describes itself with a bq_tables_family (imat.h); this file only finds a type's family. */
+#include "iq2.h"
 #include "iq3.h"
 
 static const bq_tables_family *family(int type) {
   switch (type) {
+    case BQ_TYPE_IQ2_XXS:
+      return &bq_iq2xxs_family;
+    case BQ_TYPE_IQ2_XS:
+      return &bq_iq2xs_family;
+    case BQ_TYPE_IQ2_S:
+      return &bq_iq2s_family;
+    case BQ_TYPE_IQ1_S:
+    case BQ_TYPE_IQ1_M:
+      return &bq_iq1s_family; /* ggml's one set of tables for both */
     case BQ_TYPE_IQ3_XXS:
       return &bq_iq3xxs_family;
     case BQ_TYPE_IQ3_S:

@@ -73,7 +73,10 @@ export const quantizeJob =
     if (imatrix) writeFileSync(w, bytes(imatrix));
     return {
       cmd: `quantize ${type} ${x.length / cols} ${cols} ${xin} ${out}${imatrix ? ` ${w}` : ''}`,
-      read: (_, answer) => (answer.startsWith('ok abort') ? null : new Uint8Array(readFileSync(out))),
+      // The answer is its last line: ggml may print to stdout before it aborts (IQ2_XXS's "Oops:
+      // found point ... not on grid" line comes first).
+      read: (_, answer) =>
+        answer.split('\n').at(-1)?.startsWith('ok abort') ? null : new Uint8Array(readFileSync(out)),
     };
   };
 
