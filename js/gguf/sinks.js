@@ -5,7 +5,7 @@
 //   - a WritableStream (a FileSystemWritableFileStream too): written through its writer, closed at
 //     the end, aborted on an error;
 //   - a Node FileHandle (fs/promises): written at its current position; the caller keeps it open;
-//   - a Node Writable stream (fs.createWriteStream, a socket, process.stdout): written with its
+//   - a Node Writable stream (fs.createWriteStream, a socket, standard output): written with its
 //     backpressure ('drain'), ended at the end (awaiting 'finish'), destroyed on an error.
 // No Node built-in is imported here: FileHandles and streams are recognised by their shape.
 
@@ -57,7 +57,7 @@ function isNodeWritable(x) {
 /** @param {unknown} x @returns {x is NodeFileHandle} */
 function isFileHandle(x) {
   const h = /** @type {any} */ (x);
-  // A stream may have an fd too (fs.WriteStream, process.stdout): a FileHandle has sync() and no end().
+  // A stream may have an fd too (fs.WriteStream, standard output): a FileHandle has sync() and no end().
   return (
     !!h &&
     typeof h === 'object' &&
