@@ -216,6 +216,11 @@ $('#url-form').addEventListener('submit', (ev) => {
   openUrls([href], u);
 });
 $('#sample').addEventListener('click', () => openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf'));
+// The Quantize panel (quantize-tab.js) hands its result over: { source: File, label }.
+document.addEventListener('bq-open', (ev) => {
+  const { source, label } = /** @type {CustomEvent<{ source: File, label: string }>} */ (ev).detail;
+  openSource(source, label);
+});
 document.addEventListener('dragover', (ev) => {
   ev.preventDefault();
 });

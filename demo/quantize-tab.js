@@ -1,0 +1,279 @@
+// The Quantize panel (index.html's #quantize, opened by the header's "Quantize a model…"): pick an
+// F32/F16/BF16 GGUF (file or URL) and an ftype (llama-quantize's names), optionally an importance
+// matrix; the plan is shown before anything starts; Start runs quantizeModel in a worker
+// (quantize-worker.js) with a progress bar, an ETA and Cancel. The result is saved through
+// showSaveFilePicker where the browser has one, else into the origin private file system (OPFS)
+// and offered as a download; "Open in viewer" opens it in the page's viewer (app.js listens for
+// the 'bq-open' event). Nothing is uploaded.
+// Test hooks: ?save=opfs saves into OPFS even where showSaveFilePicker exists (a headless browser
+// cannot answer its dialog); #quantize's data-state says where the panel is (idle, planning,
+// planned, plan-error, running, done, cancelled, error).
+import { FTYPES } from '../js/index.js';
+import { fmtBytes } from './overview.js';
+import { renderPlan } from './quantize-plan.js';
+
+/** @typedef {import('./quantize-worker.js').Reply} Reply */
+/** @typedef {import('./quantize-worker.js').PlanSummary} PlanSummary */
+/** @typedef {import('./quantize-worker.js').Done} Done */
+/** @typedef {import('./quantize-worker.js').Progress} Progress */
+
+const $ = (/** @type {string} */ s) => /** @type {HTMLElement} */ (document.querySelector(s));
+/**
+ * An element with attributes (text: its text) and children.
+ * @param {string} tag @param {Record<string, string>} [attrs] @param {...(Node | string)} kids
+ */
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) k === 'text' ? (e.textContent = v) : e.setAttribute(k, v);
+  e.append(...kids);
+  return e;
+};
+
+const panel = $('#quantize');
+const fileIn = /** @type {HTMLInputElement} */ ($('#q-file'));
+const urlIn = /** @type {HTMLInputElement} */ ($('#q-url'));
+const ftypeSel = /** @type {HTMLSelectElement} */ ($('#q-ftype'));
+const imatIn = /** @type {HTMLInputElement} */ ($('#q-imatrix'));
+const threadSel = /** @type {HTMLSelectElement} */ ($('#q-threads'));
+const startBtn = /** @type {HTMLButtonElement} */ ($('#q-start'));
+const cancelBtn = /** @type {HTMLButtonElement} */ ($('#q-cancel'));
+const bar = /** @type {HTMLProgressElement} */ ($('#q-progress'));
+const params = new URLSearchParams(location.search);
+const forceOpfs = params.get('save') === 'opfs';
+
+// The file types llama-quantize takes, Q4_K_M first chosen; the float ones last.
+for (const name of Object.keys(FTYPES)) ftypeSel.append(el('option', { value: name, text: name }));
+ftypeSel.value = 'Q4_K_M';
+$('#q-ftype-note').textContent =
+  `The file types llama-quantize takes. These need an importance matrix (llama-imatrix's GGUF or .dat): ` +
+  `${Object.values(FTYPES)
+    .filter((f) => f.requiresImatrix)
+    .map((f) => f.name)
+    .join(', ')}.`;
+const cores = Math.max(1, Math.min(8, navigator.hardwareConcurrency || 1));
+for (let n = 1; n <= (crossOriginIsolated ? cores : 1); n++)
+  threadSel.append(el('option', { value: String(n), text: String(n) }));
+threadSel.value = String(crossOriginIsolated ? Math.min(cores, 4) : 1);
+
+// ---- the worker ----
+/** @type {Worker | null} */
+let worker = null;
+let nextId = 1;
+/** @type {Map<number, { resolve: (r: any) => void, reject: (e: Error) => void, progress?: (p: Progress) => void }>} */
+const pending = new Map();
+/** Sends a request; resolves with its 'done' result, calls progress on the way. */
+function ask(/** @type {Record<string, unknown>} */ msg, /** @type {(p: Progress) => void} */ progress = () => {}) {
+  if (!worker) {
+    const url = new URL('./quantize-worker.js', import.meta.url);
+    const b = params.get('backend');
+    if (b) url.searchParams.set('backend', b);
+    worker = new Worker(url, { type: 'module' });
+    worker.onmessage = (/** @type {MessageEvent<Reply>} */ ev) => {
+      const r = ev.data;
+      const p = pending.get(r.id);
+      if (!p) return;
+      if (r.kind === 'progress') return p.progress?.(r.progress);
+      pending.delete(r.id);
+      if (r.kind === 'done') p.resolve(r.result);
+      else p.reject(Object.assign(new Error(r.error), { code: r.code }));
+    };
+    worker.onerror = (ev) => {
+      for (const p of pending.values()) p.reject(new Error(`the quantize worker failed: ${ev.message}`));
+      pending.clear();
+    };
+  }
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, progress });
+    /** @type {Worker} */ (worker).postMessage({ id, ...msg });
+  });
+}
+
+// ---- state ----
+/** @type {{ source: string | File | null, label: string, plan: PlanSummary | null, plans: number }} */
+const st = { source: null, label: '', plan: null, plans: 0 };
+const setState = (/** @type {string} */ s) => (panel.dataset.state = s);
+setState('idle');
+const job = () => ({ source: st.source, ftype: ftypeSel.value, imatrix: imatIn.files?.[0] ?? null });
+
+function showError(/** @type {string} */ msg, /** @type {string} */ code) {
+  const e = $('#q-error');
+  e.textContent = msg;
+  e.dataset.code = code;
+  e.hidden = false;
+}
+
+/** Asks the worker for the plan of what is chosen; only the latest answer is shown. */
+async function replan() {
+  const mine = ++st.plans;
+  st.plan = null;
+  startBtn.disabled = true;
+  $('#q-error').hidden = true;
+  $('#q-result').replaceChildren();
+  if (!st.source) return setState('idle');
+  setState('planning');
+  $('#q-plan').replaceChildren(el('p', { class: 'hint', text: `reading the header of ${st.label}…` }));
+  try {
+    const plan = /** @type {PlanSummary} */ (await ask({ op: 'plan', ...job() }));
+    if (mine !== st.plans) return;
+    st.plan = plan;
+    await renderPlan($('#q-plan'), plan, el);
+    if (mine !== st.plans) return;
+    startBtn.disabled = false;
+    setState('planned');
+  } catch (e) {
+    if (mine !== st.plans) return;
+    $('#q-plan').replaceChildren();
+    const err = /** @type {Error & { code?: string }} */ (e);
+    showError(`Cannot quantize ${st.label} to ${ftypeSel.value}: ${err.message}`, err.code ?? 'ERROR');
+    setState('plan-error');
+  }
+}
+
+fileIn.addEventListener('change', () => {
+  const f = fileIn.files?.[0];
+  if (!f) return;
+  urlIn.value = '';
+  st.source = f;
+  st.label = f.name;
+  replan();
+});
+$('#q-url-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const u = urlIn.value.trim();
+  if (!u) return;
+  try {
+    st.source = new URL(u, location.href).href;
+  } catch {
+    return showError(`${u} is not a URL: enter an http(s) address of a GGUF file.`, 'BAD_URL');
+  }
+  fileIn.value = '';
+  st.label = u;
+  replan();
+});
+ftypeSel.addEventListener('change', replan);
+imatIn.addEventListener('change', replan);
+$('#q-imatrix-clear').addEventListener('click', () => {
+  imatIn.value = '';
+  replan();
+});
+
+// ---- running ----
+/** The output's name: the source's, its float type tag replaced by the ftype. */
+function outputName() {
+  const base = st.label.split(/[/?#]/).filter(Boolean).pop() ?? 'model';
+  return `${base.replace(/\.gguf$/i, '').replace(/[-_.](f32|f16|bf16)$/i, '')}-${ftypeSel.value}.gguf`;
+}
+
+/** mm:ss (or h:mm:ss) of a number of seconds. */
+function clock(/** @type {number} */ s) {
+  const t = Math.round(s);
+  const mm = String(Math.floor(t / 60) % 60).padStart(2, '0');
+  const ss = String(t % 60).padStart(2, '0');
+  return t >= 3600 ? `${Math.floor(t / 3600)}:${mm}:${ss}` : `${Math.floor(t / 60)}:${ss}`;
+}
+
+function showProgress(/** @type {Progress} */ p) {
+  bar.max = p.total;
+  bar.value = p.bytesOut;
+  const pct = ((100 * p.bytesOut) / Math.max(1, p.total)).toFixed(0);
+  $('#q-progress-text').textContent =
+    `${pct} %: tensor ${p.index + 1} of ${p.count} (${p.tensor}), ${fmtBytes(p.bytesOut)} of ${fmtBytes(p.total)}` +
+    (p.etaSeconds === null ? ', estimating the time left…' : `, about ${clock(p.etaSeconds)} left`);
+}
+
+/** Where to save: a file the user picks (where the browser can), else OPFS; null if the picker was dismissed. */
+async function chooseSave() {
+  const pick = /** @type {any} */ (window).showSaveFilePicker;
+  if (forceOpfs || typeof pick !== 'function') return { kind: 'opfs', name: outputName() };
+  try {
+    const handle = await pick({
+      suggestedName: outputName(),
+      types: [{ description: 'GGUF model', accept: { 'application/octet-stream': ['.gguf'] } }],
+    });
+    return { kind: 'handle', handle };
+  } catch (e) {
+    if (/** @type {Error} */ (e).name === 'AbortError') return null;
+    return { kind: 'opfs', name: outputName() }; // the picker is there but refused (e.g. a sandbox)
+  }
+}
+
+startBtn.addEventListener('click', async () => {
+  if (!st.plan) return;
+  const save = await chooseSave();
+  if (!save) return;
+  for (const c of [fileIn, urlIn, ftypeSel, imatIn, threadSel, startBtn]) c.disabled = true;
+  cancelBtn.disabled = false;
+  cancelBtn.focus();
+  bar.hidden = false;
+  bar.value = 0;
+  $('#q-progress-text').textContent = 'starting…';
+  $('#q-result').replaceChildren();
+  setState('running');
+  try {
+    const done = /** @type {Done} */ (
+      await ask({ op: 'start', ...job(), save, threads: Number(threadSel.value) }, showProgress)
+    );
+    await showDone(done, save);
+    setState('done');
+  } catch (e) {
+    const err = /** @type {Error & { code?: string }} */ (e);
+    bar.hidden = true;
+    if (err.code === 'cancelled') {
+      $('#q-progress-text').textContent = 'Cancelled: nothing was kept.';
+      setState('cancelled');
+    } else {
+      $('#q-progress-text').textContent = '';
+      showError(`Quantizing ${st.label} to ${ftypeSel.value} failed: ${err.message}`, err.code ?? 'ERROR');
+      setState('error');
+    }
+  } finally {
+    for (const c of [fileIn, urlIn, ftypeSel, imatIn, threadSel, startBtn]) c.disabled = false;
+    cancelBtn.disabled = true;
+  }
+});
+cancelBtn.addEventListener('click', () => {
+  cancelBtn.disabled = true;
+  $('#q-progress-text').textContent = 'cancelling…';
+  worker?.postMessage({ id: 0, op: 'cancel' });
+});
+
+/**
+ * The finished file: a download link (OPFS), "Open in viewer", and for OPFS a way to free the space.
+ * @param {Done} d @param {{ kind: string, name?: string, handle?: FileSystemFileHandle }} save
+ */
+async function showDone(d, save) {
+  const file = save.handle
+    ? await save.handle.getFile()
+    : await (await (await navigator.storage.getDirectory()).getFileHandle(d.name)).getFile();
+  $('#q-progress-text').textContent =
+    `Done: ${d.name}, ${fmtBytes(d.bytes)} in ${d.seconds.toFixed(1)} s` +
+    (save.handle ? ', saved where you chose.' : ", kept in this browser's private storage.");
+  const open = el('button', { type: 'button', 'data-testid': 'q-open', text: 'Open in viewer' });
+  open.addEventListener('click', () =>
+    document.dispatchEvent(new CustomEvent('bq-open', { detail: { source: file, label: d.name } })),
+  );
+  const items = [open];
+  if (!save.handle) {
+    const a = el('a', { href: URL.createObjectURL(file), download: d.name, 'data-testid': 'q-download' });
+    a.textContent = `Download ${d.name}`;
+    const drop = el('button', { type: 'button', 'data-testid': 'q-remove', text: 'Remove from browser storage' });
+    drop.addEventListener('click', async () => {
+      URL.revokeObjectURL(a.getAttribute('href') ?? '');
+      await (await navigator.storage.getDirectory()).removeEntry(d.name);
+      $('#q-result').replaceChildren(el('p', { class: 'note', text: `${d.name} was removed from this browser.` }));
+    });
+    items.unshift(a);
+    items.push(drop);
+  }
+  $('#q-result').replaceChildren(...items);
+}
+
+// ---- the panel's disclosure button ----
+const toggle = $('#quantize-toggle');
+toggle.addEventListener('click', () => {
+  const open = panel.hidden;
+  panel.hidden = !open;
+  toggle.setAttribute('aria-expanded', String(open));
+  if (open) fileIn.focus();
+});

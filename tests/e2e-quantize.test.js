@@ -1,0 +1,236 @@
+// The demo's Quantize panel in headless Chromium on the build under test. A generated 247 MB F16
+// llama-like model (tests/lib/big-model.js, written to a temporary file and set on the panel's file
+// input) is planned (the plan's totals and types equal Node's planQuantize), quantized to Q4_K_M
+// in the panel's worker into OPFS (?save=opfs: the headless browser has showSaveFilePicker but
+// cannot answer its dialog) and downloaded: the downloaded bytes equal Node's quantizeModel output
+// for the same file and ftype, computed here; no main-thread task takes over 50 ms of CPU time
+// meanwhile (the Chromium trace; the long-task observer's wall-time entries are printed beside it,
+// see tests/lib/long-tasks.js). "Open in viewer" opens the result. Cancel stops a run and leaves no
+// OPFS file; an ftype that needs an imatrix shows the PlanError's message and cannot start. The
+// panel's controls are labelled, usable from the keyboard and do not overlap at 1280x800 and 800x900.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { planQuantize, quantizeModel, typeInfo } from '../js/node.js';
+import { BACKEND } from './lib/helpers.js';
+import { launchDemo, ready } from './lib/browser.js';
+import { bigModelSource } from './lib/big-model.js';
+import { observeLongTasks, mainThreadTasks } from './lib/long-tasks.js';
+
+const LONG = 50; // ms: the issue's bound for any main-thread task
+const FTYPE = 'Q4_K_M';
+
+/** The model as a file: 2048 wide, 8192 tokens, 2 layers with a 5632 FFN (247 MB of F16). */
+function writeModel(/** @type {string} */ path) {
+  const src = bigModelSource({ embd: 2048, vocab: 8192, layers: 2, ff: 5632 });
+  const fd = openSync(path, 'w');
+  return (async () => {
+    try {
+      for (let o = 0; o < src.size; o += 16 << 20) writeSync(fd, await src.read(o, Math.min(16 << 20, src.size - o)));
+    } finally {
+      closeSync(fd);
+    }
+    return src.size;
+  })();
+}
+
+/** Node's pipeline's output for the file, in memory. */
+async function nodeOutput(/** @type {string} */ path, /** @type {string} */ ftype) {
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  await quantizeModel(path, (c) => void parts.push(c.slice()), { ftype });
+  return Buffer.concat(parts);
+}
+
+/** The panel's state (data-state), once it is one of states. */
+const stateIs = (/** @type {import('playwright-core').Page} */ page, /** @type {string[]} */ states, timeout = 120000) =>
+  page.waitForFunction(
+    (s) => s.includes(/** @type {HTMLElement} */ (document.querySelector('#quantize')).dataset.state ?? ''),
+    states,
+    { timeout, polling: 100 },
+  );
+
+/** The names of the files in the page's OPFS root. */
+const opfsNames = (/** @type {import('playwright-core').Page} */ page) =>
+  page.evaluate(async () => {
+    const names = [];
+    for await (const k of /** @type {any} */ (await navigator.storage.getDirectory()).keys()) names.push(k);
+    return names.sort();
+  });
+
+/**
+ * Overlaps in the panel at the current viewport: pairs of its visible controls whose boxes
+ * intersect, controls reaching past the window's right edge, and the panel overlapping the header
+ * or the viewer below it.
+ */
+const overlaps = (/** @type {import('playwright-core').Page} */ page) =>
+  page.evaluate(() => {
+    const vis = (/** @type {Element} */ e) => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 ? r : null;
+    };
+    const items = [...document.querySelectorAll('#quantize .q-controls > *, #quantize .q-run > *, #quantize .q-result > *')]
+      .map((e) => ({ id: e.id || e.textContent?.trim().slice(0, 30) || e.tagName, r: vis(e) }))
+      .filter((x) => x.r);
+    const bad = [];
+    const hit = (/** @type {DOMRect} */ a, /** @type {DOMRect} */ b) =>
+      a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+    for (let i = 0; i < items.length; i++) {
+      const a = /** @type {DOMRect} */ (items[i].r);
+      if (a.right > document.documentElement.clientWidth + 0.5) bad.push(`${items[i].id} past the right edge`);
+      for (let j = i + 1; j < items.length; j++)
+        if (hit(a, /** @type {DOMRect} */ (items[j].r))) bad.push(`${items[i].id} overlaps ${items[j].id}`);
+    }
+    const panel = document.querySelector('#quantize')?.getBoundingClientRect();
+    for (const s of ['header', 'main']) {
+      const r = document.querySelector(s)?.getBoundingClientRect();
+      if (panel && r && hit(panel, r)) bad.push(`the panel overlaps ${s}`);
+    }
+    if (document.documentElement.scrollWidth > document.documentElement.clientWidth) bad.push('horizontal scroll');
+    return bad;
+  });
+
+test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-quantize-'));
+  const path = join(dir, 'big-f16.gguf');
+  const size = await writeModel(path);
+  assert.ok(size >= 200e6, `the model is at least 200 MB (${size})`);
+  const expected = await nodeOutput(path, FTYPE);
+  const plan = await planQuantize(path, { ftype: FTYPE });
+  assert.equal(expected.length, plan.totalBytes);
+  const demo = await launchDemo({ width: 1280, height: 800 });
+  try {
+    const page = await demo.newPage();
+    await observeLongTasks(page);
+    await page.goto(`${demo.base}?backend=${BACKEND}&save=opfs`);
+    await ready(page);
+
+    await t.test('the keyboard opens the panel; every control is labelled', async () => {
+      await page.focus('#quantize-toggle');
+      await page.keyboard.press('Enter');
+      assert.equal(await page.getAttribute('#quantize-toggle', 'aria-expanded'), 'true');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'q-file');
+      const unlabelled = await page.$$eval('#quantize input, #quantize select, #quantize button', (es) =>
+        es
+          .filter(
+            (e) =>
+              !(/** @type {HTMLInputElement} */ (e).labels?.length) &&
+              !e.getAttribute('aria-label') &&
+              !(e.tagName === 'BUTTON' && e.textContent?.trim()),
+          )
+          .map((e) => e.id),
+      );
+      assert.deepEqual(unlabelled, []);
+    });
+
+    await t.test("the plan equals Node's planQuantize", async () => {
+      await page.setInputFiles('[data-testid=q-file]', path);
+      await stateIs(page, ['planned']);
+      assert.equal(Number(await page.getAttribute('[data-testid=q-plan]', 'data-total-bytes')), plan.totalBytes);
+      /** @type {Record<string, number>} */
+      const byType = {};
+      for (const x of plan.tensors) byType[typeInfo(x.to).name] = (byType[typeInfo(x.to).name] ?? 0) + 1;
+      const shown = await page.$$eval('[data-testid=q-type-row]', (rs) =>
+        Object.fromEntries(rs.map((r) => [/** @type {HTMLElement} */ (r).dataset.type, Number(/** @type {HTMLElement} */ (r).dataset.tensors)])),
+      );
+      assert.deepEqual(shown, byType);
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid=q-tensor-row]').length === n, plan.tensors.length);
+      const rows = await page.$$eval('[data-testid=q-tensor-row]', (rs) =>
+        rs.map((r) => [/** @type {HTMLElement} */ (r).dataset.name, /** @type {HTMLElement} */ (r).dataset.to]),
+      );
+      assert.deepEqual(rows, plan.tensors.map((x) => [x.name, typeInfo(x.to).name]));
+    });
+
+    await t.test('no overlap at 1280x800 and 800x900', async () => {
+      await page.click('.q-tensors summary');
+      for (const [width, height] of [
+        [1280, 800],
+        [800, 900],
+      ]) {
+        await page.setViewportSize({ width, height });
+        assert.deepEqual(await overlaps(page), [], `at ${width}x${height}`);
+      }
+      await page.click('.q-tensors summary');
+      await page.setViewportSize({ width: 1280, height: 800 });
+    });
+
+    await t.test(`quantizes to ${FTYPE} through OPFS: Node's bytes, no long task`, async () => {
+      const cdp = await demo.context.newCDPSession(page);
+      const { tasks, observed } = await mainThreadTasks(page, cdp, async () => {
+        await page.focus('[data-testid=q-start]');
+        await page.keyboard.press('Enter');
+        await stateIs(page, ['done', 'error'], 600000);
+        await page.waitForTimeout(300);
+      });
+      assert.ok(await page.$eval('[data-testid=q-error]', (e) => /** @type {HTMLElement} */ (e).hidden), await page.textContent('[data-testid=q-error]'));
+      const long = tasks.filter((e) => e.cpu > LONG);
+      const top = [...tasks].sort((a, b) => b.cpu - a.cpu).slice(0, 3);
+      assert.deepEqual(
+        long,
+        [],
+        `main-thread tasks over ${LONG} ms of CPU time (ms): ${JSON.stringify(long)}; the observer's long ` +
+          `tasks (wall ms): ${JSON.stringify(observed)}; longest: ${JSON.stringify(top)}`,
+      );
+      assert.equal(await page.$eval('[data-testid=q-progress]', (e) => /** @type {HTMLProgressElement} */ (e).value), expected.length);
+      const name = `big-${FTYPE}.gguf`;
+      assert.deepEqual(await opfsNames(page), [name]);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=q-download]')]);
+      assert.equal(download.suggestedFilename(), name);
+      const got = readFileSync(await download.path());
+      assert.equal(got.length, expected.length);
+      assert.ok(got.equals(expected), "the downloaded file equals Node's quantizeModel output");
+      await cdp.detach();
+    });
+
+    await t.test('Open in viewer opens the result', async () => {
+      await page.click('[data-testid=q-open]');
+      await page.waitForFunction(
+        (n) => document.body.dataset.ready === 'true' && document.querySelector('#file-info')?.textContent?.startsWith(`${n}:`),
+        `big-${FTYPE}.gguf`,
+        { timeout: 60000 },
+      );
+      assert.match(/** @type {string} */ (await page.textContent('#file-info')), new RegExp(`${plan.tensors.length} tensors`));
+    });
+
+    await t.test('Remove frees the OPFS file', async () => {
+      await page.click('[data-testid=q-remove]');
+      await page.waitForFunction(() => !document.querySelector('[data-testid=q-remove]'));
+      assert.deepEqual(await opfsNames(page), []);
+    });
+
+    await t.test('Cancel stops the run and leaves no OPFS file', async () => {
+      await page.click('[data-testid=q-start]');
+      await page.waitForFunction(
+        () => Number(/** @type {HTMLProgressElement} */ (document.querySelector('[data-testid=q-progress]')).value) > 0,
+        null,
+        { timeout: 120000, polling: 50 },
+      );
+      assert.deepEqual(await opfsNames(page), [`big-${FTYPE}.gguf`]); // being written
+      await page.click('[data-testid=q-cancel]');
+      await stateIs(page, ['cancelled', 'done', 'error']);
+      assert.equal(await page.getAttribute('#quantize', 'data-state'), 'cancelled');
+      assert.deepEqual(await opfsNames(page), []);
+      assert.match(/** @type {string} */ (await page.textContent('[data-testid=q-status]')), /Cancelled/);
+    });
+
+    await t.test('an ftype that needs an imatrix shows the PlanError', async () => {
+      const want = await planQuantize(path, { ftype: 'IQ2_XXS' }).then(
+        () => assert.fail('Node plans IQ2_XXS without an imatrix'),
+        (e) => e,
+      );
+      assert.equal(want.name, 'PlanError');
+      await page.selectOption('[data-testid=q-ftype]', 'IQ2_XXS');
+      await stateIs(page, ['plan-error']);
+      assert.equal(await page.getAttribute('[data-testid=q-error]', 'data-code'), want.code);
+      assert.ok((await page.textContent('[data-testid=q-error]'))?.includes(want.message));
+      assert.ok(await page.$eval('[data-testid=q-start]', (b) => /** @type {HTMLButtonElement} */ (b).disabled));
+    });
+
+    assert.deepEqual(demo.problems, []);
+  } finally {
+    await demo.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
