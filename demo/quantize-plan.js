@@ -68,7 +68,11 @@ export async function renderPlan(box, p, el) {
           el(
             'thead',
             {},
-            el('tr', {}, ...['tensor', 'shape', 'from', 'to', 'bytes in', 'bytes out', 'why'].map((h) => el('th', { text: h }))),
+            el(
+              'tr',
+              {},
+              ...['tensor', 'shape', 'from', 'to', 'bytes in', 'bytes out', 'why'].map((h) => el('th', { text: h })),
+            ),
           ),
           tbody,
         ),
@@ -79,19 +83,21 @@ export async function renderPlan(box, p, el) {
     if (i > 0) await nextFrame();
     if (box.dataset.renders !== token) return;
     tbody.append(
-      ...p.tensors.slice(i, i + ROWS_PER_FRAME).map((t) =>
-        el(
-          'tr',
-          { 'data-testid': 'q-tensor-row', 'data-name': t.name, 'data-to': t.to },
-          el('td', { text: t.name }),
-          el('td', { text: t.dims.join(' × ') }),
-          el('td', { text: t.from }),
-          el('td', { text: t.to }),
-          el('td', { class: 'num', text: fmtBytes(t.bytesIn) }),
-          el('td', { class: 'num', text: fmtBytes(t.bytesOut) }),
-          el('td', { text: t.fallback ? `${t.why}; ${t.fallback}` : t.why }),
+      ...p.tensors
+        .slice(i, i + ROWS_PER_FRAME)
+        .map((t) =>
+          el(
+            'tr',
+            { 'data-testid': 'q-tensor-row', 'data-name': t.name, 'data-to': t.to },
+            el('td', { text: t.name }),
+            el('td', { text: t.dims.join(' × ') }),
+            el('td', { text: t.from }),
+            el('td', { text: t.to }),
+            el('td', { class: 'num', text: fmtBytes(t.bytesIn) }),
+            el('td', { class: 'num', text: fmtBytes(t.bytesOut) }),
+            el('td', { text: t.fallback ? `${t.why}; ${t.fallback}` : t.why }),
+          ),
         ),
-      ),
     );
   }
 }

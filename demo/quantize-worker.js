@@ -112,7 +112,7 @@ async function sinkFor(save) {
   return {
     name: save.name,
     sink: (/** @type {Uint8Array} */ chunk) => {
-      for (let done = 0; done < chunk.length; ) {
+      for (let done = 0; done < chunk.length;) {
         const n = h.write(chunk.subarray(done), { at: at + done });
         if (!(n > 0)) throw new Error(`${save.name}: the browser's storage took no bytes (is it full?)`);
         done += n;
@@ -152,7 +152,12 @@ async function start(m) {
       },
     });
     await out.finish();
-    return { name: out.name, bytes: plan.totalBytes, saved: m.save.kind, seconds: (performance.now() - started) / 1000 };
+    return {
+      name: out.name,
+      bytes: plan.totalBytes,
+      saved: m.save.kind,
+      seconds: (performance.now() - started) / 1000,
+    };
   } catch (e) {
     await out?.undo().catch(() => {});
     if (ctl.signal.aborted) throw Object.assign(new Error('cancelled; nothing was kept'), { code: 'cancelled' });

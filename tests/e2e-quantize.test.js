@@ -45,7 +45,11 @@ async function nodeOutput(/** @type {string} */ path, /** @type {string} */ ftyp
 }
 
 /** The panel's state (data-state), once it is one of states. */
-const stateIs = (/** @type {import('playwright-core').Page} */ page, /** @type {string[]} */ states, timeout = 120000) =>
+const stateIs = (
+  /** @type {import('playwright-core').Page} */ page,
+  /** @type {string[]} */ states,
+  timeout = 120000,
+) =>
   page.waitForFunction(
     (s) => s.includes(/** @type {HTMLElement} */ (document.querySelector('#quantize')).dataset.state ?? ''),
     states,
@@ -71,7 +75,9 @@ const overlaps = (/** @type {import('playwright-core').Page} */ page) =>
       const r = e.getBoundingClientRect();
       return r.width > 0 && r.height > 0 ? r : null;
     };
-    const items = [...document.querySelectorAll('#quantize .q-controls > *, #quantize .q-run > *, #quantize .q-result > *')]
+    const items = [
+      ...document.querySelectorAll('#quantize .q-controls > *, #quantize .q-run > *, #quantize .q-result > *'),
+    ]
       .map((e) => ({ id: e.id || e.textContent?.trim().slice(0, 30) || e.tagName, r: vis(e) }))
       .filter((x) => x.r);
     const bad = [];
@@ -133,14 +139,25 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       const byType = {};
       for (const x of plan.tensors) byType[typeInfo(x.to).name] = (byType[typeInfo(x.to).name] ?? 0) + 1;
       const shown = await page.$$eval('[data-testid=q-type-row]', (rs) =>
-        Object.fromEntries(rs.map((r) => [/** @type {HTMLElement} */ (r).dataset.type, Number(/** @type {HTMLElement} */ (r).dataset.tensors)])),
+        Object.fromEntries(
+          rs.map((r) => [
+            /** @type {HTMLElement} */ (r).dataset.type,
+            Number(/** @type {HTMLElement} */ (r).dataset.tensors),
+          ]),
+        ),
       );
       assert.deepEqual(shown, byType);
-      await page.waitForFunction((n) => document.querySelectorAll('[data-testid=q-tensor-row]').length === n, plan.tensors.length);
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid=q-tensor-row]').length === n,
+        plan.tensors.length,
+      );
       const rows = await page.$$eval('[data-testid=q-tensor-row]', (rs) =>
         rs.map((r) => [/** @type {HTMLElement} */ (r).dataset.name, /** @type {HTMLElement} */ (r).dataset.to]),
       );
-      assert.deepEqual(rows, plan.tensors.map((x) => [x.name, typeInfo(x.to).name]));
+      assert.deepEqual(
+        rows,
+        plan.tensors.map((x) => [x.name, typeInfo(x.to).name]),
+      );
     });
 
     await t.test('no overlap at 1280x800 and 800x900', async () => {
@@ -164,7 +181,10 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
         await stateIs(page, ['done', 'error'], 600000);
         await page.waitForTimeout(300);
       });
-      assert.ok(await page.$eval('[data-testid=q-error]', (e) => /** @type {HTMLElement} */ (e).hidden), await page.textContent('[data-testid=q-error]'));
+      assert.ok(
+        await page.$eval('[data-testid=q-error]', (e) => /** @type {HTMLElement} */ (e).hidden),
+        await page.textContent('[data-testid=q-error]'),
+      );
       const long = tasks.filter((e) => e.cpu > LONG);
       const top = [...tasks].sort((a, b) => b.cpu - a.cpu).slice(0, 3);
       assert.deepEqual(
@@ -173,7 +193,10 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
         `main-thread tasks over ${LONG} ms of CPU time (ms): ${JSON.stringify(long)}; the observer's long ` +
           `tasks (wall ms): ${JSON.stringify(observed)}; longest: ${JSON.stringify(top)}`,
       );
-      assert.equal(await page.$eval('[data-testid=q-progress]', (e) => /** @type {HTMLProgressElement} */ (e).value), expected.length);
+      assert.equal(
+        await page.$eval('[data-testid=q-progress]', (e) => /** @type {HTMLProgressElement} */ (e).value),
+        expected.length,
+      );
       const name = `big-${FTYPE}.gguf`;
       assert.deepEqual(await opfsNames(page), [name]);
       const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=q-download]')]);
@@ -187,11 +210,16 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
     await t.test('Open in viewer opens the result', async () => {
       await page.click('[data-testid=q-open]');
       await page.waitForFunction(
-        (n) => document.body.dataset.ready === 'true' && document.querySelector('#file-info')?.textContent?.startsWith(`${n}:`),
+        (n) =>
+          document.body.dataset.ready === 'true' &&
+          document.querySelector('#file-info')?.textContent?.startsWith(`${n}:`),
         `big-${FTYPE}.gguf`,
         { timeout: 60000 },
       );
-      assert.match(/** @type {string} */ (await page.textContent('#file-info')), new RegExp(`${plan.tensors.length} tensors`));
+      assert.match(
+        /** @type {string} */ (await page.textContent('#file-info')),
+        new RegExp(`${plan.tensors.length} tensors`),
+      );
     });
 
     await t.test('Remove frees the OPFS file', async () => {

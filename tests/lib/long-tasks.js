@@ -46,9 +46,7 @@ export async function mainThreadTasks(page, cdp, act) {
     cdp.off('Tracing.dataCollected', collect);
   }
   const main = new Set(
-    events
-      .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
-      .map((e) => `${e.pid}:${e.tid}`),
+    events.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`),
   );
   assert.ok(main.size > 0, 'the trace names the renderer main thread');
   const tasks = events
