@@ -10,7 +10,7 @@
 // panel's controls are labelled, usable from the keyboard and do not overlap at 1280x800 and 800x900.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planQuantize, quantizeModel, typeInfo } from '../js/node.js';
@@ -18,6 +18,9 @@ import { BACKEND } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
 import { bigModelSource } from './lib/big-model.js';
 import { observeLongTasks, mainThreadTasks } from './lib/long-tasks.js';
+import { makeModel, F16 } from './lib/models.js';
+import { imatrixGGUF } from './lib/imatrix-files.js';
+import { rng } from './lib/helpers.js';
 
 const LONG = 50; // ms: the issue's bound for any main-thread task
 const FTYPE = 'Q4_K_M';
@@ -37,10 +40,10 @@ function writeModel(/** @type {string} */ path) {
 }
 
 /** Node's pipeline's output for the file, in memory. */
-async function nodeOutput(/** @type {string} */ path, /** @type {string} */ ftype) {
+async function nodeOutput(/** @type {string} */ path, /** @type {string} */ ftype, o = {}) {
   /** @type {Uint8Array[]} */
   const parts = [];
-  await quantizeModel(path, (c) => void parts.push(c.slice()), { ftype });
+  await quantizeModel(path, (c) => void parts.push(c.slice()), { ftype, ...o });
   return Buffer.concat(parts);
 }
 
@@ -256,6 +259,68 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       assert.ok(await page.$eval('[data-testid=q-start]', (b) => /** @type {HTMLButtonElement} */ (b).disabled));
     });
 
+    assert.deepEqual(demo.problems, []);
+  } finally {
+    await demo.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the save picker path, with an importance matrix', { timeout: 300000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-quantize-'));
+  const path = join(dir, 'small-f16.gguf');
+  const imPath = join(dir, 'small.imatrix.gguf');
+  const m = makeModel({ layers: 2, embd: 256, ff: 512, heads: 8, headsKv: 2, vocab: 256, type: F16, seed: 3 });
+  writeFileSync(path, m.bytes);
+  // llama-imatrix's sums and a count of 10 per matrix (tests/lib/imatrix-files.js writes the file).
+  const r = rng(11);
+  const entries = m.tensors
+    .filter((x) => x.dims.length >= 2)
+    .map((x) => ({
+      name: x.name,
+      ne0: x.dims[0],
+      sums: Float32Array.from({ length: x.dims[0] }, () => Math.fround(0.5 + 20 * r.next())),
+      counts: [10],
+    }));
+  writeFileSync(imPath, imatrixGGUF(entries).bytes);
+  // The page names the imatrix by its file name (a File has no path): so does Node's run here.
+  const expected = await nodeOutput(path, 'IQ2_XXS', { imatrix: imPath, imatrixFile: 'small.imatrix.gguf' });
+  const demo = await launchDemo({ width: 1280, height: 800 });
+  try {
+    const page = await demo.newPage();
+    // The picker's dialog cannot be answered headless: this one "picks" an OPFS file, so the
+    // page's handle path (the handle posted to the worker, its createWritable stream) runs as is.
+    await page.addInitScript(() => {
+      const w = /** @type {any} */ (window);
+      w.showSaveFilePicker = async (/** @type {{ suggestedName: string }} */ o) => {
+        w.__suggested = o.suggestedName;
+        return (await navigator.storage.getDirectory()).getFileHandle('picked.gguf', { create: true });
+      };
+    });
+    await page.goto(`${demo.base}?backend=${BACKEND}`);
+    await ready(page);
+    await page.click('#quantize-toggle');
+    await page.setInputFiles('[data-testid=q-file]', path);
+    await page.selectOption('[data-testid=q-ftype]', 'IQ2_XXS');
+    await stateIs(page, ['plan-error']);
+    await page.setInputFiles('[data-testid=q-imatrix]', imPath);
+    await stateIs(page, ['planned']);
+    await page.click('[data-testid=q-start]');
+    await stateIs(page, ['done', 'error']);
+    assert.equal(await page.getAttribute('#quantize', 'data-state'), 'done', await page.textContent('[data-testid=q-error]'));
+    assert.equal(await page.evaluate(() => /** @type {any} */ (window).__suggested), 'small-IQ2_XXS.gguf');
+    assert.equal(await page.$$eval('[data-testid=q-download]', (a) => a.length), 0, 'no download: the file is saved');
+    const got = await page.evaluate(async () => {
+      const f = await (await (await navigator.storage.getDirectory()).getFileHandle('picked.gguf')).getFile();
+      const b = new Uint8Array(await f.arrayBuffer());
+      let s = '';
+      for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+      return btoa(s);
+    });
+    assert.ok(Buffer.from(got, 'base64').equals(expected), "the picked file holds Node's quantizeModel output");
+    await page.click('#q-imatrix-clear');
+    await stateIs(page, ['plan-error']);
+    assert.equal(await page.getAttribute('[data-testid=q-error]', 'data-code'), 'NEEDS_IMATRIX');
     assert.deepEqual(demo.problems, []);
   } finally {
     await demo.close();
