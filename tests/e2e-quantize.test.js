@@ -284,7 +284,7 @@ test('the save picker path, with an importance matrix', { timeout: 300000 }, asy
     }));
   writeFileSync(imPath, imatrixGGUF(entries).bytes);
   // The page names the imatrix by its file name (a File has no path): so does Node's run here.
-  const expected = await nodeOutput(path, 'IQ2_XXS', { imatrix: imPath, imatrixFile: 'small.imatrix.gguf' });
+  const expected = await nodeOutput(path, 'Q2_K_S', { imatrix: imPath, imatrixFile: 'small.imatrix.gguf' });
   const demo = await launchDemo({ width: 1280, height: 800 });
   try {
     const page = await demo.newPage();
@@ -301,14 +301,14 @@ test('the save picker path, with an importance matrix', { timeout: 300000 }, asy
     await ready(page);
     await page.click('#quantize-toggle');
     await page.setInputFiles('[data-testid=q-file]', path);
-    await page.selectOption('[data-testid=q-ftype]', 'IQ2_XXS');
+    await page.selectOption('[data-testid=q-ftype]', 'Q2_K_S');
     await stateIs(page, ['plan-error']);
     await page.setInputFiles('[data-testid=q-imatrix]', imPath);
     await stateIs(page, ['planned']);
     await page.click('[data-testid=q-start]');
     await stateIs(page, ['done', 'error']);
     assert.equal(await page.getAttribute('#quantize', 'data-state'), 'done', await page.textContent('[data-testid=q-error]'));
-    assert.equal(await page.evaluate(() => /** @type {any} */ (window).__suggested), 'small-IQ2_XXS.gguf');
+    assert.equal(await page.evaluate(() => /** @type {any} */ (window).__suggested), 'small-Q2_K_S.gguf');
     assert.equal(await page.$$eval('[data-testid=q-download]', (a) => a.length), 0, 'no download: the file is saved');
     const got = await page.evaluate(async () => {
       const f = await (await (await navigator.storage.getDirectory()).getFileHandle('picked.gguf')).getFile();
