@@ -100,6 +100,7 @@ function showError(/** @type {string} */ msg, /** @type {string} */ code) {
   const e = $('#q-error');
   e.textContent = msg;
   e.dataset.code = code;
+  delete e.dataset.tensors;
   e.hidden = false;
 }
 
@@ -119,6 +120,17 @@ async function replan() {
     st.plan = plan;
     await renderPlan($('#q-plan'), plan, el);
     if (mine !== st.plans) return;
+    if (plan.unsupported.length) {
+      const [first, ...more] = plan.unsupported;
+      const to = plan.tensors.find((t) => t.name === first)?.to;
+      showError(
+        `This build of blockquant cannot write ${ftypeSel.value} for this model yet: ${first} would be ${to}` +
+          (more.length ? ` (and ${more.length} more tensors cannot be converted either).` : '.'),
+        'UNSUPPORTED',
+      );
+      $('#q-error').dataset.tensors = plan.unsupported.join(' ');
+      return setState('plan-error');
+    }
     startBtn.disabled = false;
     setState('planned');
   } catch (e) {

@@ -22,7 +22,8 @@ import { init, planQuantize, quantizeModel, typeInfo } from '../js/index.js';
  *   why: string, fallback: string }} PlanRow  one tensor: its types by name, its data sizes
  * @typedef {{ type: string, tensors: number, bytes: number }} TypeRow  output bytes per type
  * @typedef {{ ftype: string, tensors: PlanRow[], byType: TypeRow[], bytesIn: number, bytesOut: number,
- *   totalBytes: number, bitsPerWeight: number, warnings: string[] }} PlanSummary
+ *   totalBytes: number, bitsPerWeight: number, warnings: string[], unsupported: string[] }} PlanSummary
+ *   unsupported: the tensors this build cannot convert as planned (quantizeModel would refuse them)
  * @typedef {{ tensor: string, index: number, count: number, bytesIn: number, bytesOut: number,
  *   total: number, etaSeconds: number | null }} Progress
  * @typedef {{ name: string, bytes: number, saved: 'opfs' | 'handle', seconds: number }} Done
@@ -84,6 +85,10 @@ function summary(p) {
     totalBytes: p.totalBytes,
     bitsPerWeight: p.bitsPerWeight,
     warnings: p.warnings,
+    // quantizeModel's own check, made before it writes anything: said now, before Start.
+    unsupported: p.tensors
+      .filter((t) => t.to !== t.from && (!typeInfo(t.to).quantize || (t.from !== 0 && !typeInfo(t.from).dequantize)))
+      .map((t) => t.name),
   };
 }
 
