@@ -8,6 +8,9 @@
 // see tests/lib/long-tasks.js). "Open in viewer" opens the result. Cancel stops a run and leaves no
 // OPFS file; an ftype that needs an imatrix shows the PlanError's message and cannot start. The
 // panel's controls are labelled, usable from the keyboard and do not overlap at 1280x800 and 800x900.
+// A second page saves through showSaveFilePicker (a stand-in that hands over an OPFS handle: the
+// real dialog cannot be answered headless): a small model with an importance matrix to Q2_K_S,
+// and the same model by URL from another origin to Q8_0, both equal to Node's bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { observeLongTasks, mainThreadTasks } from './lib/long-tasks.js';
 import { makeModel, F16 } from './lib/models.js';
 import { imatrixGGUF } from './lib/imatrix-files.js';
 import { rng } from './lib/helpers.js';
+import { rangeServer } from './lib/http-servers.js';
 
 const LONG = 50; // ms: the bound for any main-thread task
 const FTYPE = 'Q4_K_M';
@@ -266,7 +270,17 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
   }
 });
 
-test('the save picker path, with an importance matrix', { timeout: 300000 }, async () => {
+/** The stand-in picker's file (OPFS picked.gguf), base64. */
+const pickedFile = (/** @type {import('playwright-core').Page} */ page) =>
+  page.evaluate(async () => {
+    const f = await (await (await navigator.storage.getDirectory()).getFileHandle('picked.gguf')).getFile();
+    const b = new Uint8Array(await f.arrayBuffer());
+    let s = '';
+    for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+    return btoa(s);
+  });
+
+test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-quantize-'));
   const path = join(dir, 'small-f16.gguf');
   const imPath = join(dir, 'small.imatrix.gguf');
@@ -314,14 +328,10 @@ test('the save picker path, with an importance matrix', { timeout: 300000 }, asy
     );
     assert.equal(await page.evaluate(() => /** @type {any} */ (window).__suggested), 'small-Q2_K_S.gguf');
     assert.equal(await page.$$eval('[data-testid=q-download]', (a) => a.length), 0, 'no download: the file is saved');
-    const got = await page.evaluate(async () => {
-      const f = await (await (await navigator.storage.getDirectory()).getFileHandle('picked.gguf')).getFile();
-      const b = new Uint8Array(await f.arrayBuffer());
-      let s = '';
-      for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-      return btoa(s);
-    });
-    assert.ok(Buffer.from(got, 'base64').equals(expected), "the picked file holds Node's quantizeModel output");
+    assert.ok(
+      Buffer.from(await pickedFile(page), 'base64').equals(expected),
+      "the picked file holds Node's quantizeModel output",
+    );
     // An ftype this build cannot write all of yet (the IQ2 quantizers): the page says so before
     // Start, as Node's quantizeModel refuses it; or, once it can, it plans it.
     const refusal = await nodeOutput(path, 'IQ2_XXS', { imatrix: imPath }).then(
@@ -340,6 +350,43 @@ test('the save picker path, with an importance matrix', { timeout: 300000 }, asy
     await page.click('#q-imatrix-clear');
     await stateIs(page, ['plan-error']);
     assert.equal(await page.getAttribute('[data-testid=q-error]', 'data-code'), 'NEEDS_IMATRIX');
+
+    // The same model by URL, from another origin (CORS and CORP headers, Range requests), to Q8_0.
+    const server = await rangeServer(m.bytes, (_, a) =>
+      Object.assign(a.headers, {
+        'access-control-allow-origin': '*',
+        'access-control-allow-headers': 'range, if-range',
+        'access-control-expose-headers': 'content-range, content-length, etag, last-modified',
+        'cross-origin-resource-policy': 'cross-origin',
+      }),
+    );
+    try {
+      const q8 = await nodeOutput(path, 'Q8_0');
+      await page.selectOption('[data-testid=q-ftype]', 'Q8_0');
+      await page.fill('#q-url', server.url);
+      await page.press('#q-url', 'Enter');
+      await stateIs(page, ['planned', 'plan-error']);
+      assert.equal(
+        await page.getAttribute('#quantize', 'data-state'),
+        'planned',
+        await page.textContent('[data-testid=q-error]'),
+      );
+      await page.click('[data-testid=q-start]');
+      await stateIs(page, ['done', 'error']);
+      assert.equal(
+        await page.getAttribute('#quantize', 'data-state'),
+        'done',
+        await page.textContent('[data-testid=q-error]'),
+      );
+      assert.equal(await page.evaluate(() => /** @type {any} */ (window).__suggested), 'model-Q8_0.gguf');
+      assert.ok(Buffer.from(await pickedFile(page), 'base64').equals(q8), "the URL's Q8_0 file is Node's");
+      assert.ok(
+        server.log.every((r) => r.start !== undefined || r.headers['access-control-request-method']),
+        'ranges only',
+      );
+    } finally {
+      await server.close();
+    }
     assert.deepEqual(demo.problems, []);
   } finally {
     await demo.close();
