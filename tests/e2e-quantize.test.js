@@ -13,7 +13,7 @@
 // and the same model by URL from another origin to Q8_0, both equal to Node's bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planQuantize, quantizeModel, typeInfo } from '../js/node.js';
@@ -26,6 +26,8 @@ import { imatrixGGUF } from './lib/imatrix-files.js';
 import { rng } from './lib/helpers.js';
 import { rangeServer } from './lib/http-servers.js';
 
+const ART = new URL('./artifacts/', import.meta.url);
+mkdirSync(ART, { recursive: true });
 const LONG = 50; // ms: the issue's bound for any main-thread task
 const FTYPE = 'Q4_K_M';
 
@@ -110,7 +112,9 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
   const path = join(dir, 'big-f16.gguf');
   const size = await writeModel(path);
   assert.ok(size >= 200e6, `the model is at least 200 MB (${size})`);
+  const t0 = Date.now();
   const expected = await nodeOutput(path, FTYPE);
+  t.diagnostic(`Node's quantizeModel, ${size} bytes F16 -> ${FTYPE}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const plan = await planQuantize(path, { ftype: FTYPE });
   assert.equal(expected.length, plan.totalBytes);
   const demo = await launchDemo({ width: 1280, height: 800 });
@@ -167,17 +171,23 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       );
     });
 
-    await t.test('no overlap at 1280x800 and 800x900', async () => {
-      await page.click('.q-tensors summary');
+    /** No overlap in the panel at both sizes (screenshots named by what is shown). */
+    const layoutAt = async (/** @type {string} */ shown) => {
       for (const [width, height] of [
         [1280, 800],
         [800, 900],
       ]) {
         await page.setViewportSize({ width, height });
-        assert.deepEqual(await overlaps(page), [], `at ${width}x${height}`);
+        assert.deepEqual(await overlaps(page), [], `${shown} at ${width}x${height}`);
+        await page.screenshot({ path: new URL(`quantize-${shown}-${width}.png`, ART).pathname, fullPage: true });
       }
-      await page.click('.q-tensors summary');
       await page.setViewportSize({ width: 1280, height: 800 });
+    };
+
+    await t.test('no overlap at 1280x800 and 800x900: the plan', async () => {
+      await page.click('.q-tensors summary');
+      await layoutAt('plan');
+      await page.click('.q-tensors summary');
     });
 
     await t.test(`quantizes to ${FTYPE} through OPFS: Node's bytes, no long task`, async () => {
@@ -212,7 +222,12 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       assert.equal(got.length, expected.length);
       assert.ok(got.equals(expected), "the downloaded file equals Node's quantizeModel output");
       await cdp.detach();
+      t.diagnostic(
+        `the page (${await page.inputValue('[data-testid=q-threads]')} threads): ${await page.textContent('[data-testid=q-status]')}`,
+      );
     });
+
+    await t.test('no overlap at 1280x800 and 800x900: the result', () => layoutAt('done'));
 
     await t.test('Open in viewer opens the result', async () => {
       await page.click('[data-testid=q-open]');
@@ -331,6 +346,14 @@ test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, asy
     assert.ok(
       Buffer.from(await pickedFile(page), 'base64').equals(expected),
       "the picked file holds Node's quantizeModel output",
+    );
+    await page.click('[data-testid=q-open]');
+    await page.waitForFunction(
+      () =>
+        document.body.dataset.ready === 'true' &&
+        document.querySelector('#file-info')?.textContent?.startsWith('picked.gguf:'),
+      null,
+      { timeout: 60000 },
     );
     // An ftype this build cannot write all of yet (the IQ2 quantizers): the page says so before
     // Start, as Node's quantizeModel refuses it; or, once it can, it plans it.
