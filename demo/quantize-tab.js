@@ -38,6 +38,12 @@ const threadSel = /** @type {HTMLSelectElement} */ ($('#q-threads'));
 const startBtn = /** @type {HTMLButtonElement} */ ($('#q-start'));
 const cancelBtn = /** @type {HTMLButtonElement} */ ($('#q-cancel'));
 const bar = /** @type {HTMLProgressElement} */ ($('#q-progress'));
+/** What a run may not change while it runs. */
+const choosers = /** @type {(HTMLInputElement | HTMLSelectElement | HTMLButtonElement)[]} */ ([
+  ...document.querySelectorAll(
+    '#quantize .q-controls input, #quantize .q-controls select, #quantize .q-controls button',
+  ),
+]);
 const params = new URLSearchParams(location.search);
 const forceOpfs = params.get('save') === 'opfs';
 
@@ -110,7 +116,11 @@ async function replan() {
   st.plan = null;
   startBtn.disabled = true;
   $('#q-error').hidden = true;
-  $('#q-result').replaceChildren();
+  const im = imatIn.files?.[0];
+  $('#q-imatrix-clear').hidden = !im;
+  $('#q-chosen').textContent = st.source
+    ? `${st.label} to ${ftypeSel.value}, ${im ? `with the importance matrix ${im.name}` : 'no importance matrix'}`
+    : '';
   if (!st.source) return setState('idle');
   setState('planning');
   $('#q-plan').replaceChildren(el('p', { class: 'hint', text: `reading the header of ${st.label}…` }));
@@ -167,6 +177,7 @@ ftypeSel.addEventListener('change', replan);
 imatIn.addEventListener('change', replan);
 $('#q-imatrix-clear').addEventListener('click', () => {
   imatIn.value = '';
+  imatIn.focus(); // the button hides itself
   replan();
 });
 
@@ -214,7 +225,8 @@ startBtn.addEventListener('click', async () => {
   if (!st.plan) return;
   const save = await chooseSave();
   if (!save) return;
-  for (const c of [fileIn, urlIn, ftypeSel, imatIn, threadSel, startBtn]) c.disabled = true;
+  for (const c of choosers) c.disabled = true;
+  startBtn.disabled = true;
   cancelBtn.disabled = false;
   cancelBtn.focus();
   bar.hidden = false;
@@ -240,7 +252,8 @@ startBtn.addEventListener('click', async () => {
       setState('error');
     }
   } finally {
-    for (const c of [fileIn, urlIn, ftypeSel, imatIn, threadSel, startBtn]) c.disabled = false;
+    for (const c of choosers) c.disabled = false;
+    startBtn.disabled = !st.plan;
     cancelBtn.disabled = true;
   }
 });

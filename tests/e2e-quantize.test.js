@@ -334,6 +334,10 @@ test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, asy
     await stateIs(page, ['plan-error']);
     await page.setInputFiles('[data-testid=q-imatrix]', imPath);
     await stateIs(page, ['planned']);
+    assert.equal(
+      await page.textContent('[data-testid=q-chosen]'),
+      'small-f16.gguf to Q2_K_S, with the importance matrix small.imatrix.gguf',
+    );
     await page.click('[data-testid=q-start]');
     await stateIs(page, ['done', 'error']);
     assert.equal(
@@ -371,6 +375,7 @@ test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, asy
       assert.ok(await page.$eval('[data-testid=q-start]', (b) => /** @type {HTMLButtonElement} */ (b).disabled));
     } else assert.equal(await page.getAttribute('#quantize', 'data-state'), 'planned');
     await page.click('#q-imatrix-clear');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'q-imatrix');
     await stateIs(page, ['plan-error']);
     assert.equal(await page.getAttribute('[data-testid=q-error]', 'data-code'), 'NEEDS_IMATRIX');
 
