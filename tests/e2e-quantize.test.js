@@ -10,7 +10,8 @@
 // panel's controls are labelled, usable from the keyboard and do not overlap at 1280x800 and 800x900.
 // A second page saves through showSaveFilePicker (a stand-in that hands over an OPFS handle: the
 // real dialog cannot be answered headless): a small model with an importance matrix to Q2_K_S,
-// and the same model by URL from another origin to Q8_0, both equal to Node's bytes.
+// and the same model by URL from another origin to Q8_0, both equal to Node's bytes. A third run
+// whose server fails half way shows the error and leaves no OPFS file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -419,5 +420,48 @@ test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, asy
   } finally {
     await demo.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a run that fails half way (the server errs) says why and leaves no OPFS file', { timeout: 300000 }, async () => {
+  const m = makeModel({ layers: 2, embd: 512, ff: 1024, heads: 8, headsKv: 2, vocab: 512, type: F16, seed: 5 });
+  const FAIL_AT = 4 << 20; // bytes: well past the header, before the end of the data
+  assert.ok(m.bytes.length > 2 * FAIL_AT);
+  let failing = false;
+  const server = await rangeServer(m.bytes, (r, a) => {
+    Object.assign(a.headers, {
+      'access-control-allow-origin': '*',
+      'access-control-allow-headers': 'range, if-range',
+      'access-control-expose-headers': 'content-range, content-length, etag, last-modified',
+      'cross-origin-resource-policy': 'cross-origin',
+    });
+    if (failing && (r.start ?? 0) >= FAIL_AT) Object.assign(a, { status: 500, body: new Uint8Array(0) });
+  });
+  const demo = await launchDemo({ width: 1280, height: 800 });
+  try {
+    const page = await demo.newPage();
+    await page.goto(`${demo.base}?backend=${BACKEND}&save=opfs`);
+    await ready(page);
+    await page.click('#quantize-toggle');
+    await page.selectOption('[data-testid=q-ftype]', 'Q8_0');
+    await page.fill('#q-url', server.url);
+    await page.press('#q-url', 'Enter');
+    await stateIs(page, ['planned', 'plan-error']);
+    assert.equal(await page.getAttribute('#quantize', 'data-state'), 'planned');
+    failing = true;
+    await page.click('[data-testid=q-start]');
+    await stateIs(page, ['done', 'error']);
+    assert.equal(await page.getAttribute('#quantize', 'data-state'), 'error');
+    const msg = /** @type {string} */ (await page.textContent('[data-testid=q-error]'));
+    assert.match(msg, /^Quantizing .*model\.gguf to Q8_0 failed: .*500/);
+    assert.ok(
+      server.log.some((r) => (r.start ?? 0) >= FAIL_AT),
+      'the run read past FAIL_AT',
+    );
+    assert.deepEqual(await opfsNames(page), []);
+    assert.ok(!(await page.$eval('[data-testid=q-start]', (b) => /** @type {HTMLButtonElement} */ (b).disabled)));
+  } finally {
+    await demo.close();
+    await server.close();
   }
 });
