@@ -11,6 +11,7 @@
 import { FTYPES } from '../js/index.js';
 import { fmtBytes } from './overview.js';
 import { renderPlan } from './quantize-plan.js';
+import { fileActions, removeStaleParts, renderStored } from './quantize-stored.js';
 
 /** @typedef {import('./quantize-worker.js').Reply} Reply */
 /** @typedef {import('./quantize-worker.js').PlanSummary} PlanSummary */
@@ -233,6 +234,7 @@ startBtn.addEventListener('click', async () => {
   bar.value = 0;
   $('#q-progress-text').textContent = 'starting…';
   $('#q-result').replaceChildren();
+  renderStored($('#q-stored'), el).catch(() => {});
   setState('running');
   try {
     const done = /** @type {Done} */ (
@@ -264,34 +266,27 @@ cancelBtn.addEventListener('click', () => {
 });
 
 /**
- * The finished file: a download link (OPFS), "Open in viewer", and for OPFS a way to free the space.
+ * The finished file: "Open in viewer", and for OPFS a download link and a way to free the space
+ * (quantize-stored.js); the other kept files are listed below it.
  * @param {Done} d @param {{ kind: string, name?: string, handle?: FileSystemFileHandle }} save
  */
 async function showDone(d, save) {
-  const file = save.handle
-    ? await save.handle.getFile()
-    : await (await (await navigator.storage.getDirectory()).getFileHandle(d.name)).getFile();
   $('#q-progress-text').textContent =
     `Done: ${d.name}, ${fmtBytes(d.bytes)} in ${d.seconds.toFixed(1)} s` +
     (save.handle ? ', saved where you chose.' : ", kept in this browser's private storage.");
-  const open = el('button', { type: 'button', 'data-testid': 'q-open', text: 'Open in viewer' });
-  open.addEventListener('click', () =>
-    document.dispatchEvent(new CustomEvent('bq-open', { detail: { source: file, label: d.name } })),
-  );
-  const items = [open];
-  if (!save.handle) {
-    const a = el('a', { href: URL.createObjectURL(file), download: d.name, 'data-testid': 'q-download' });
-    a.textContent = `Download ${d.name}`;
-    const drop = el('button', { type: 'button', 'data-testid': 'q-remove', text: 'Remove from browser storage' });
-    drop.addEventListener('click', async () => {
-      URL.revokeObjectURL(a.getAttribute('href') ?? '');
-      await (await navigator.storage.getDirectory()).removeEntry(d.name);
-      $('#q-result').replaceChildren(el('p', { class: 'note', text: `${d.name} was removed from this browser.` }));
-    });
-    items.unshift(a);
-    items.push(drop);
+  if (save.handle) {
+    const file = await save.handle.getFile();
+    const open = el('button', { type: 'button', 'data-testid': 'q-open', text: 'Open in viewer' });
+    open.addEventListener('click', () =>
+      document.dispatchEvent(new CustomEvent('bq-open', { detail: { source: file, label: d.name } })),
+    );
+    return $('#q-result').replaceChildren(open);
   }
-  $('#q-result').replaceChildren(...items);
+  const file = await (await (await navigator.storage.getDirectory()).getFileHandle(d.name)).getFile();
+  const removed = () =>
+    $('#q-result').replaceChildren(el('p', { class: 'note', text: `${d.name} was removed from this browser.` }));
+  $('#q-result').replaceChildren(...fileActions(file, el, 'q', removed));
+  await renderStored($('#q-stored'), el, d.name);
 }
 
 // ---- the panel's disclosure button ----
@@ -300,5 +295,10 @@ toggle.addEventListener('click', () => {
   const open = panel.hidden;
   panel.hidden = !open;
   toggle.setAttribute('aria-expanded', String(open));
-  if (open) fileIn.focus();
+  if (!open) return;
+  fileIn.focus();
+  if (panel.dataset.state !== 'running')
+    removeStaleParts()
+      .then(() => renderStored($('#q-stored'), el))
+      .catch(() => {}); // no OPFS here (e.g. a private window): nothing kept to list
 });

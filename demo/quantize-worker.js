@@ -2,11 +2,13 @@
 // CLI and Node) off the main thread, and writes the result where the page says: into the origin
 // private file system (OPFS, through a sync access handle) or to a file the user picked
 // (showSaveFilePicker's handle, through its createWritable stream). Nothing leaves the machine.
+// An OPFS result is written as NAME.part and renamed to NAME once complete (quantize-stored.js).
 // Messages: { id, op: 'plan' | 'start', ... } -> { id, kind: 'progress', ... }*, then
 // { id, kind: 'done', result } or { id, kind: 'error', error, code }; { op: 'cancel' } aborts the
 // running start (its reply is the error with code 'cancelled', and no OPFS file is left behind).
 // The build comes from the worker's URL (?backend=simd128|scalar), else init picks it.
 import { init, planQuantize, quantizeModel, typeInfo } from '../js/index.js';
+import { PART } from './quantize-stored.js';
 
 /**
  * What the page sends.
@@ -107,8 +109,10 @@ async function sinkFor(save) {
     const w = await save.handle.createWritable();
     return { sink: w, finish: async () => {}, undo: async () => {}, name: save.handle.name };
   }
+  // Written as NAME.part and renamed when complete: a *.gguf in OPFS is always a whole file.
   const root = await navigator.storage.getDirectory();
-  const fh = await root.getFileHandle(save.name, { create: true });
+  const part = save.name + PART;
+  const fh = await root.getFileHandle(part, { create: true });
   // A dedicated worker's synchronous writer (no swap file); tsconfig.demo.json's DOM lib lacks its type.
   /** @type {{ write(b: Uint8Array, o: { at: number }): number, truncate(n: number): void, flush(): void, close(): void }} */
   const h = await /** @type {any} */ (fh).createSyncAccessHandle();
@@ -127,10 +131,12 @@ async function sinkFor(save) {
     async finish() {
       h.flush();
       h.close();
+      await root.removeEntry(save.name).catch(() => {}); // an older result of the same name
+      await /** @type {any} */ (fh).move(save.name);
     },
     async undo() {
       h.close();
-      await root.removeEntry(save.name);
+      await root.removeEntry(part);
     },
   };
 }

@@ -216,7 +216,7 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
         expected.length,
       );
       const name = `big-${FTYPE}.gguf`;
-      assert.deepEqual(await opfsNames(page), [name]);
+      assert.deepEqual(await opfsNames(page), [name]); // renamed from NAME.part once complete
       const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=q-download]')]);
       assert.equal(download.suggestedFilename(), name);
       const got = readFileSync(await download.path());
@@ -245,20 +245,38 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       );
     });
 
-    await t.test('Remove frees the OPFS file', async () => {
-      await page.click('[data-testid=q-remove]');
-      await page.waitForFunction(() => !document.querySelector('[data-testid=q-remove]'));
+    await t.test('a reload lists the kept file and removes a stale .part; Remove frees it', async () => {
+      // A run whose page closed mid-way leaves its NAME.part: the panel removes it when it opens.
+      await page.evaluate(async () => {
+        const dir = await navigator.storage.getDirectory();
+        await dir.getFileHandle('old-Q8_0.gguf.part', { create: true });
+      });
+      await page.reload();
+      await ready(page);
+      await page.click('#quantize-toggle');
+      await page.waitForSelector('[data-testid=q-stored]');
+      const name = `big-${FTYPE}.gguf`;
+      assert.deepEqual(
+        await page.$$eval('[data-testid=q-stored]', (li) => li.map((e) => /** @type {HTMLElement} */ (e).dataset.name)),
+        [name],
+      );
+      assert.equal(await page.getAttribute('[data-testid=q-stored-download]', 'download'), name);
+      assert.deepEqual(await opfsNames(page), [name]);
+      await page.click('[data-testid=q-stored-remove]');
+      await page.waitForFunction(() => !document.querySelector('[data-testid=q-stored]'));
       assert.deepEqual(await opfsNames(page), []);
     });
 
     await t.test('Cancel stops the run and leaves no OPFS file', async () => {
+      await page.setInputFiles('[data-testid=q-file]', path);
+      await stateIs(page, ['planned']);
       await page.click('[data-testid=q-start]');
       await page.waitForFunction(
         () => Number(/** @type {HTMLProgressElement} */ (document.querySelector('[data-testid=q-progress]')).value) > 0,
         null,
         { timeout: 120000, polling: 50 },
       );
-      assert.deepEqual(await opfsNames(page), [`big-${FTYPE}.gguf`]); // being written
+      assert.deepEqual(await opfsNames(page), [`big-${FTYPE}.gguf.part`]); // being written
       await page.click('[data-testid=q-cancel]');
       await stateIs(page, ['cancelled', 'done', 'error']);
       assert.equal(await page.getAttribute('#quantize', 'data-state'), 'cancelled');
@@ -289,7 +307,8 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
 /** The stand-in picker's file (OPFS picked.gguf), base64. */
 const pickedFile = (/** @type {import('playwright-core').Page} */ page) =>
   page.evaluate(async () => {
-    const f = await (await (await navigator.storage.getDirectory()).getFileHandle('picked.gguf')).getFile();
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('picked');
+    const f = await (await dir.getFileHandle('picked.gguf')).getFile();
     const b = new Uint8Array(await f.arrayBuffer());
     let s = '';
     for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
@@ -324,7 +343,8 @@ test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, asy
       const w = /** @type {any} */ (window);
       w.showSaveFilePicker = async (/** @type {{ suggestedName: string }} */ o) => {
         w.__suggested = o.suggestedName;
-        return (await navigator.storage.getDirectory()).getFileHandle('picked.gguf', { create: true });
+        const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('picked', { create: true });
+        return dir.getFileHandle('picked.gguf', { create: true });
       };
     });
     await page.goto(`${demo.base}?backend=${BACKEND}`);
