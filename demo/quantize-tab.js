@@ -256,6 +256,9 @@ startBtn.addEventListener('click', async () => {
   } finally {
     for (const c of choosers) c.disabled = false;
     startBtn.disabled = !st.plan;
+    // Cancel had the focus and is disabled now: it goes to the result's first action, else Start.
+    const first = /** @type {HTMLElement | null} */ ($('#q-result').querySelector('a, button'));
+    if (document.activeElement === cancelBtn || document.activeElement === document.body) (first ?? startBtn).focus();
     cancelBtn.disabled = true;
   }
 });

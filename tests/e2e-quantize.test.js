@@ -217,6 +217,7 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       );
       const name = `big-${FTYPE}.gguf`;
       assert.deepEqual(await opfsNames(page), [name]); // renamed from NAME.part once complete
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'q-download');
       const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=q-download]')]);
       assert.equal(download.suggestedFilename(), name);
       const got = readFileSync(await download.path());
@@ -277,11 +278,19 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
         { timeout: 120000, polling: 50 },
       );
       assert.deepEqual(await opfsNames(page), [`big-${FTYPE}.gguf.part`]); // being written
-      await page.click('[data-testid=q-cancel]');
+      assert.match(
+        /** @type {string} */ (await page.textContent('[data-testid=q-status]')),
+        new RegExp(
+          `^\\d+ %: tensor \\d+ of ${plan.tensors.length} \\(.+\\), .+ of ${(plan.totalBytes / 2 ** 20).toFixed(2).replace('.', '\\.')} MiB, (about \\d+:\\d\\d left|estimating the time left…)$`,
+        ),
+      );
+      await page.focus('[data-testid=q-cancel]');
+      await page.keyboard.press('Enter');
       await stateIs(page, ['cancelled', 'done', 'error']);
       assert.equal(await page.getAttribute('#quantize', 'data-state'), 'cancelled');
       assert.deepEqual(await opfsNames(page), []);
       assert.match(/** @type {string} */ (await page.textContent('[data-testid=q-status]')), /Cancelled/);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'q-start');
     });
 
     await t.test('an ftype that needs an imatrix shows the PlanError', async () => {
