@@ -12,8 +12,8 @@ import { FTYPES } from '../js/index.js';
 import { fmtBytes } from './overview.js';
 import { renderPlan } from './quantize-plan.js';
 import { fileActions, removeStaleParts, renderStored } from './quantize-stored.js';
+import { quantizeWorker } from './quantize-rpc.js';
 
-/** @typedef {import('./quantize-worker.js').Reply} Reply */
 /** @typedef {import('./quantize-worker.js').PlanSummary} PlanSummary */
 /** @typedef {import('./quantize-worker.js').Done} Done */
 /** @typedef {import('./quantize-worker.js').Progress} Progress */
@@ -48,7 +48,7 @@ const choosers = /** @type {(HTMLInputElement | HTMLSelectElement | HTMLButtonEl
 const params = new URLSearchParams(location.search);
 const forceOpfs = params.get('save') === 'opfs';
 
-// The file types llama-quantize takes, Q4_K_M first chosen; the float ones last.
+// The file types llama-quantize takes, in llama.h's order; Q4_K_M chosen at first.
 for (const name of Object.keys(FTYPES)) ftypeSel.append(el('option', { value: name, text: name }));
 ftypeSel.value = 'Q4_K_M';
 $('#q-ftype-note').textContent =
@@ -62,39 +62,8 @@ for (let n = 1; n <= (crossOriginIsolated ? cores : 1); n++)
   threadSel.append(el('option', { value: String(n), text: String(n) }));
 threadSel.value = String(crossOriginIsolated ? Math.min(cores, 4) : 1);
 
-// ---- the worker ----
-/** @type {Worker | null} */
-let worker = null;
-let nextId = 1;
-/** @type {Map<number, { resolve: (r: any) => void, reject: (e: Error) => void, progress?: (p: Progress) => void }>} */
-const pending = new Map();
-/** Sends a request; resolves with its 'done' result, calls progress on the way. */
-function ask(/** @type {Record<string, unknown>} */ msg, /** @type {(p: Progress) => void} */ progress = () => {}) {
-  if (!worker) {
-    const url = new URL('./quantize-worker.js', import.meta.url);
-    const b = params.get('backend');
-    if (b) url.searchParams.set('backend', b);
-    worker = new Worker(url, { type: 'module' });
-    worker.onmessage = (/** @type {MessageEvent<Reply>} */ ev) => {
-      const r = ev.data;
-      const p = pending.get(r.id);
-      if (!p) return;
-      if (r.kind === 'progress') return p.progress?.(r.progress);
-      pending.delete(r.id);
-      if (r.kind === 'done') p.resolve(r.result);
-      else p.reject(Object.assign(new Error(r.error), { code: r.code }));
-    };
-    worker.onerror = (ev) => {
-      for (const p of pending.values()) p.reject(new Error(`the quantize worker failed: ${ev.message}`));
-      pending.clear();
-    };
-  }
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject, progress });
-    /** @type {Worker} */ (worker).postMessage({ id, ...msg });
-  });
-}
+// ---- the worker (started on the first request) ----
+const { ask, cancel } = quantizeWorker(params.get('backend'));
 
 // ---- state ----
 /** @type {{ source: string | File | null, label: string, plan: PlanSummary | null, plans: number }} */
@@ -265,7 +234,7 @@ startBtn.addEventListener('click', async () => {
 cancelBtn.addEventListener('click', () => {
   cancelBtn.disabled = true;
   $('#q-progress-text').textContent = 'cancelling…';
-  worker?.postMessage({ id: 0, op: 'cancel' });
+  cancel();
 });
 
 /**
