@@ -88,7 +88,7 @@ export async function renderPlan(box, p, el) {
         .map((t) =>
           el(
             'tr',
-            { 'data-testid': 'q-tensor-row', 'data-name': t.name, 'data-to': t.to },
+            { 'data-testid': 'q-tensor-row', 'data-name': t.name, 'data-to': t.to, 'data-fallback': t.fallback },
             el('td', { text: t.name }),
             el('td', { text: t.dims.join(' × ') }),
             el('td', { text: t.from }),

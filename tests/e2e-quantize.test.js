@@ -409,6 +409,26 @@ test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, asy
     await stateIs(page, ['plan-error']);
     assert.equal(await page.getAttribute('[data-testid=q-error]', 'data-code'), 'NEEDS_IMATRIX');
 
+    // Rows of 288 values (not whole 256-blocks): llama-quantize's fallback, and its warning, shown.
+    const odd = join(dir, 'odd-f16.gguf');
+    writeFileSync(odd, makeModel({ layers: 1, embd: 288, ff: 576, vocab: 64, type: F16, seed: 9 }).bytes);
+    const oddPlan = await planQuantize(odd, { ftype: 'Q4_K_M' });
+    assert.ok(oddPlan.warnings.length > 0);
+    await page.selectOption('[data-testid=q-ftype]', 'Q4_K_M');
+    await page.setInputFiles('[data-testid=q-file]', odd);
+    await stateIs(page, ['planned', 'plan-error']);
+    assert.deepEqual(await page.$$eval('.q-warnings li', (li) => li.map((e) => e.textContent)), oddPlan.warnings);
+    const fellBack = oddPlan.tensors.filter((x) => x.fallback).map((x) => [x.name, typeInfo(x.to).name]);
+    assert.deepEqual(
+      await page.$$eval('[data-testid=q-tensor-row]', (rs) =>
+        rs
+          .filter((r) => /** @type {HTMLElement} */ (r).dataset.fallback)
+          .map((r) => [/** @type {HTMLElement} */ (r).dataset.name, /** @type {HTMLElement} */ (r).dataset.to]),
+      ),
+      fellBack,
+      'the tensors that fell back say so (why; fallback), at their fallback type',
+    );
+
     // The same model by URL, from another origin (CORS and CORP headers, Range requests), to Q8_0.
     const server = await rangeServer(m.bytes, (_, a) =>
       Object.assign(a.headers, {
