@@ -7,7 +7,7 @@
 // { id, kind: 'done', result } or { id, kind: 'error', error, code }; { op: 'cancel' } aborts the
 // running start (its reply is the error with code 'cancelled', and no OPFS file is left behind).
 // The build comes from the worker's URL (?backend=simd128|scalar), else init picks it.
-import { init, planQuantize, quantizeModel, typeInfo } from '../js/index.js';
+import { init, planQuantize, quantizeModel, typeInfo, GGMLType } from '../js/index.js';
 import { PART } from './quantize-stored.js';
 
 /**
@@ -89,7 +89,10 @@ function summary(p) {
     warnings: p.warnings,
     // quantizeModel's own check, made before it writes anything: said now, before Start.
     unsupported: p.tensors
-      .filter((t) => t.to !== t.from && (!typeInfo(t.to).quantize || (t.from !== 0 && !typeInfo(t.from).dequantize)))
+      .filter(
+        (t) =>
+          t.to !== t.from && (!typeInfo(t.to).quantize || (t.from !== GGMLType.F32 && !typeInfo(t.from).dequantize)),
+      )
       .map((t) => t.name),
   };
 }
@@ -107,7 +110,10 @@ const optionsOf = (j) => ({ ftype: j.ftype, ...(j.imatrix ? { imatrix: j.imatrix
 async function sinkFor(save) {
   if (save.kind === 'handle') {
     const w = await save.handle.createWritable();
-    return { sink: w, finish: async () => {}, undo: async () => {}, name: save.handle.name };
+    // quantizeModel aborts the stream it has taken (the file stays as it was); one it never took
+    // (a failure before the first byte) is aborted here.
+    const undo = async () => void (await w.abort().catch(() => {}));
+    return { sink: w, finish: async () => {}, undo, name: save.handle.name };
   }
   // Written as NAME.part and renamed when complete: a *.gguf in OPFS is always a whole file.
   const root = await navigator.storage.getDirectory();
