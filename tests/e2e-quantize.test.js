@@ -225,6 +225,10 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       assert.ok(got.equals(expected), "the downloaded file equals Node's quantizeModel output");
       await cdp.detach();
       t.diagnostic(
+        `main-thread tasks during the run: ${tasks.length}, the longest ${top[0].cpu.toFixed(1)} ms CPU ` +
+          `(${top[0].wall.toFixed(1)} ms wall); the observer's long tasks: ${observed.length}`,
+      );
+      t.diagnostic(
         `the page (${await page.inputValue('[data-testid=q-threads]')} threads): ${await page.textContent('[data-testid=q-status]')}`,
       );
     });
