@@ -10,21 +10,21 @@
 // panel's controls are labelled, usable from the keyboard and do not overlap at 1280x800 and 800x900.
 // A second page saves through showSaveFilePicker (a stand-in that hands over an OPFS handle: the
 // real dialog cannot be answered headless): a small model with an importance matrix to Q2_K_S,
-// and the same model by URL from another origin to Q8_0, both equal to Node's bytes. A third run
-// whose server fails half way shows the error and leaves no OPFS file.
+// and the same model by URL from another origin to Q8_0, both equal to Node's bytes; a model whose
+// rows are not whole 256-blocks shows llama-quantize's fallback warning. A third run, whose server
+// fails half way, shows the error and leaves no OPFS file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planQuantize, quantizeModel, typeInfo } from '../js/node.js';
-import { BACKEND } from './lib/helpers.js';
+import { BACKEND, rng } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
 import { bigModelSource } from './lib/big-model.js';
 import { observeLongTasks, mainThreadTasks } from './lib/long-tasks.js';
 import { makeModel, F16 } from './lib/models.js';
 import { imatrixGGUF } from './lib/imatrix-files.js';
-import { rng } from './lib/helpers.js';
 import { rangeServer } from './lib/http-servers.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
@@ -33,17 +33,15 @@ const LONG = 50; // ms: the issue's bound for any main-thread task
 const FTYPE = 'Q4_K_M';
 
 /** The model as a file: 2048 wide, 8192 tokens, 2 layers with a 5632 FFN (247 MB of F16). */
-function writeModel(/** @type {string} */ path) {
+async function writeModel(/** @type {string} */ path) {
   const src = bigModelSource({ embd: 2048, vocab: 8192, layers: 2, ff: 5632 });
   const fd = openSync(path, 'w');
-  return (async () => {
-    try {
-      for (let o = 0; o < src.size; o += 16 << 20) writeSync(fd, await src.read(o, Math.min(16 << 20, src.size - o)));
-    } finally {
-      closeSync(fd);
-    }
-    return src.size;
-  })();
+  try {
+    for (let o = 0; o < src.size; o += 16 << 20) writeSync(fd, await src.read(o, Math.min(16 << 20, src.size - o)));
+  } finally {
+    closeSync(fd);
+  }
+  return src.size;
 }
 
 /** Node's pipeline's output for the file, in memory. */
