@@ -13,6 +13,7 @@ import { fmtBytes } from './overview.js';
 import { renderPlan } from './quantize-plan.js';
 import { fileActions, removeStaleParts, renderStored } from './quantize-stored.js';
 import { quantizeWorker } from './quantize-rpc.js';
+import { shardNames } from './viewer-data.js';
 
 /** @typedef {import('./quantize-worker.js').PlanSummary} PlanSummary */
 /** @typedef {import('./quantize-worker.js').Done} Done */
@@ -66,8 +67,13 @@ threadSel.value = String(crossOriginIsolated ? Math.min(cores, 4) : 1);
 const { ask, cancel } = quantizeWorker(params.get('backend'));
 
 // ---- state ----
-/** @type {{ source: string | File | null, label: string, plan: PlanSummary | null, plans: number }} */
-const st = { source: null, label: '', plan: null, plans: 0 };
+/**
+ * What is chosen: the source (a URL or file, or a split model's shards), its label, the first
+ * file's name or URL (the output is named after it), the plan shown, and the count of plans asked.
+ * @type {{ source: import('./quantize-worker.js').Source | null, label: string, first: string,
+ *   plan: PlanSummary | null, plans: number }}
+ */
+const st = { source: null, label: '', first: '', plan: null, plans: 0 };
 const setState = (/** @type {string} */ s) => (panel.dataset.state = s);
 setState('idle');
 const job = () => ({ source: st.source, ftype: ftypeSel.value, imatrix: imatIn.files?.[0] ?? null });
@@ -117,17 +123,26 @@ async function replan() {
     if (mine !== st.plans) return;
     $('#q-plan').replaceChildren();
     const err = /** @type {Error & { code?: string }} */ (e);
+    // One URL of a split model (its split.count says so): every shard its name implies, as the
+    // viewer does; a name alone never makes the page fetch other URLs.
+    const names = err.code === 'SPLIT' && typeof st.source === 'string' ? shardNames(st.source) : null;
+    if (names && names.length > 1) {
+      st.source = names;
+      return replan();
+    }
     showError(`Cannot quantize ${st.label} to ${ftypeSel.value}: ${err.message}`, err.code ?? 'ERROR');
     setState('plan-error');
   }
 }
 
+// One file, or every shard of a split model (sorted by name, as the viewer takes them).
 fileIn.addEventListener('change', () => {
-  const f = fileIn.files?.[0];
-  if (!f) return;
+  const fs = [...(fileIn.files ?? [])].sort((a, b) => a.name.localeCompare(b.name));
+  if (!fs.length) return;
   urlIn.value = '';
-  st.source = f;
-  st.label = f.name;
+  st.source = fs.length === 1 ? fs[0] : fs;
+  st.label = fs.length === 1 ? fs[0].name : `${fs[0].name} (+${fs.length - 1} shards)`;
+  st.first = fs[0].name;
   replan();
 });
 $('#q-url-form').addEventListener('submit', (ev) => {
@@ -141,6 +156,7 @@ $('#q-url-form').addEventListener('submit', (ev) => {
   }
   fileIn.value = '';
   st.label = u;
+  st.first = u;
   replan();
 });
 ftypeSel.addEventListener('change', replan);
@@ -154,8 +170,12 @@ $('#q-imatrix-clear').addEventListener('click', () => {
 // ---- running ----
 /** The output's name: the source's, its float type tag replaced by the ftype. */
 function outputName() {
-  const base = st.label.split(/[/?#]/).filter(Boolean).pop() ?? 'model';
-  return `${base.replace(/\.gguf$/i, '').replace(/[-_.](f32|f16|bf16)$/i, '')}-${ftypeSel.value}.gguf`;
+  const base = st.first.split(/[/?#]/).filter(Boolean).pop() ?? 'model';
+  const stem = base
+    .replace(/\.gguf$/i, '')
+    .replace(/-\d{5}-of-\d{5}$/, '') // a split model's shard number
+    .replace(/[-_.](f32|f16|bf16)$/i, '');
+  return `${stem}-${ftypeSel.value}.gguf`;
 }
 
 /** mm:ss (or h:mm:ss) of a number of seconds. */

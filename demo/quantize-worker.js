@@ -12,7 +12,7 @@ import { PART } from './quantize-stored.js';
 
 /**
  * What the page sends.
- * @typedef {string | File} Source  a URL or a picked file
+ * @typedef {string | File | string[] | File[]} Source  a URL or a picked file, or a split model's shards
  * @typedef {{ source: Source, ftype: string, imatrix: File | null }} Job
  * @typedef {{ kind: 'opfs', name: string } | { kind: 'handle', handle: FileSystemFileHandle }} Save
  * @typedef {{ id: number, op: 'plan' } & Job} PlanRequest

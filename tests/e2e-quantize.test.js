@@ -11,7 +11,8 @@
 // A second page saves through showSaveFilePicker (a stand-in that hands over an OPFS handle: the
 // real dialog cannot be answered headless): a small model with an importance matrix to Q2_K_S,
 // and the same model by URL from another origin to Q8_0, both equal to Node's bytes; a model whose
-// rows are not whole 256-blocks shows llama-quantize's fallback warning. A third run, whose server
+// rows are not whole 256-blocks shows llama-quantize's fallback warning; a split model's shards
+// picked together make one file, Node's. A third run, whose server
 // fails half way, shows the error and leaves no OPFS file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +24,7 @@ import { BACKEND, rng } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
 import { bigModelSource } from './lib/big-model.js';
 import { observeLongTasks, mainThreadTasks } from './lib/long-tasks.js';
-import { makeModel, F16 } from './lib/models.js';
+import { makeModel, splitModel, F16 } from './lib/models.js';
 import { imatrixGGUF } from './lib/imatrix-files.js';
 import { rangeServer } from './lib/http-servers.js';
 
@@ -326,7 +327,7 @@ const pickedFile = (/** @type {import('playwright-core').Page} */ page) =>
     return btoa(s);
   });
 
-test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, async () => {
+test('the save picker path: an imatrix run, a URL run, a split model', { timeout: 300000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bq-e2e-quantize-'));
   const path = join(dir, 'small-f16.gguf');
   const imPath = join(dir, 'small.imatrix.gguf');
@@ -467,6 +468,35 @@ test('the save picker path: an imatrix run, a URL run', { timeout: 300000 }, asy
     } finally {
       await server.close();
     }
+
+    // A split model's shards, picked together (in any order): one output file, Node's bytes.
+    const split = splitModel({ layers: 2, embd: 256, ff: 512, vocab: 256, type: F16, seed: 4 }, [7, 7, 7]);
+    const shards = split.shards.map((b, i) => {
+      const p = join(dir, `split-0000${i + 1}-of-00003.gguf`);
+      writeFileSync(p, b);
+      return p;
+    });
+    const whole = await nodeOutput(/** @type {any} */ (shards), 'Q8_0');
+    await page.setInputFiles('[data-testid=q-file]', [...shards].reverse());
+    await stateIs(page, ['planned', 'plan-error']);
+    assert.equal(
+      await page.getAttribute('#quantize', 'data-state'),
+      'planned',
+      await page.textContent('[data-testid=q-error]'),
+    );
+    assert.equal(
+      await page.textContent('[data-testid=q-chosen]'),
+      'split-00001-of-00003.gguf (+2 shards) to Q8_0, no importance matrix',
+    );
+    await page.click('[data-testid=q-start]');
+    await stateIs(page, ['done', 'error']);
+    assert.equal(
+      await page.getAttribute('#quantize', 'data-state'),
+      'done',
+      await page.textContent('[data-testid=q-error]'),
+    );
+    assert.equal(await page.evaluate(() => /** @type {any} */ (window).__suggested), 'split-Q8_0.gguf');
+    assert.ok(Buffer.from(await pickedFile(page), 'base64').equals(whole), "the split model's Q8_0 file is Node's");
     assert.deepEqual(demo.problems, []);
   } finally {
     await demo.close();
