@@ -115,9 +115,11 @@ async function sinkFor(save) {
     const undo = async () => void (await w.abort().catch(() => {}));
     return { sink: w, finish: async () => {}, undo, name: save.handle.name };
   }
-  // Written as NAME.part and renamed when complete: a *.gguf in OPFS is always a whole file.
+  // Written as NAME.part and renamed when complete: a *.gguf in OPFS is always a whole file
+  // (where a browser cannot rename OPFS files, written as NAME; a failed run still removes it).
   const root = await navigator.storage.getDirectory();
-  const part = save.name + PART;
+  const canMove = typeof (/** @type {any} */ (FileSystemFileHandle.prototype).move) === 'function';
+  const part = canMove ? save.name + PART : save.name;
   const fh = await root.getFileHandle(part, { create: true });
   // A dedicated worker's synchronous writer (no swap file); tsconfig.demo.json's DOM lib lacks its type.
   /** @type {{ write(b: Uint8Array, o: { at: number }): number, truncate(n: number): void, flush(): void, close(): void }} */
@@ -137,6 +139,7 @@ async function sinkFor(save) {
     async finish() {
       h.flush();
       h.close();
+      if (!canMove) return;
       await root.removeEntry(save.name).catch(() => {}); // an older result of the same name
       await /** @type {any} */ (fh).move(save.name);
     },
