@@ -135,6 +135,26 @@ async function replan() {
   }
 }
 
+// The model open in the viewer (app.js says which: 'bq-opened'), offered as the source.
+/** @type {{ source: import('./quantize-worker.js').Source, label: string } | null} */
+let viewed = null;
+const useViewer = /** @type {HTMLButtonElement} */ ($('#q-use-viewer'));
+document.addEventListener('bq-opened', (ev) => {
+  viewed = /** @type {CustomEvent<typeof viewed>} */ (ev).detail;
+  useViewer.hidden = !viewed;
+  useViewer.textContent = viewed ? `Use ${viewed.label} (open in the viewer)` : '';
+});
+useViewer.addEventListener('click', () => {
+  if (!viewed) return;
+  const first = [viewed.source].flat()[0];
+  fileIn.value = '';
+  urlIn.value = '';
+  st.source = viewed.source;
+  st.label = viewed.label;
+  st.first = typeof first === 'string' ? first : first.name;
+  replan();
+});
+
 // One file, or every shard of a split model (sorted by name, as the viewer takes them).
 fileIn.addEventListener('change', () => {
   const fs = [...(fileIn.files ?? [])].sort((a, b) => a.name.localeCompare(b.name));

@@ -249,6 +249,21 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
       );
     });
 
+    await t.test("the viewer's model as the source: requantizing is refused as Node refuses it", async () => {
+      const name = `big-${FTYPE}.gguf`;
+      assert.equal(await page.textContent('[data-testid=q-use-viewer]'), `Use ${name} (open in the viewer)`);
+      const want = await planQuantize(new Uint8Array(expected), { ftype: 'Q8_0' }).then(
+        () => assert.fail('Node plans the Q4_K_M file to Q8_0 without allowRequantize'),
+        (e) => e,
+      );
+      assert.equal(want.code, 'REQUANTIZE');
+      await page.selectOption('[data-testid=q-ftype]', 'Q8_0');
+      await page.click('[data-testid=q-use-viewer]');
+      await stateIs(page, ['planned', 'plan-error']);
+      assert.equal(await page.getAttribute('[data-testid=q-error]', 'data-code'), want.code);
+      assert.ok((await page.textContent('[data-testid=q-error]'))?.includes(want.message));
+    });
+
     await t.test('a reload lists the kept file and removes a stale .part; Remove frees it', async () => {
       // A run whose page closed mid-way leaves its NAME.part: the panel removes it when it opens.
       await page.evaluate(async () => {
@@ -272,6 +287,7 @@ test('the Quantize panel in headless Chromium', { timeout: 900000 }, async (t) =
     });
 
     await t.test('Cancel stops the run and leaves no OPFS file', async () => {
+      await page.selectOption('[data-testid=q-ftype]', FTYPE);
       await page.setInputFiles('[data-testid=q-file]', path);
       await stateIs(page, ['planned']);
       await page.click('[data-testid=q-start]');
