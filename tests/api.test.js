@@ -18,6 +18,7 @@ import {
   firstDiff,
   rng,
   sameFloat,
+  quantizeAny,
 } from './lib/helpers.js';
 
 const bq = await codec();
@@ -135,16 +136,6 @@ test('dot and matvec check pairs and lengths', () => {
   assert.equal(bq.dot('q4_0', new Uint8Array(0), 'q8_0', new Uint8Array(0)), 0);
   assert.deepEqual(bq.matvec('q8_0', new Uint8Array(0), 0, x), new Float32Array(0));
 });
-
-/**
- * quantize, with an importance matrix of `cols` weights for the types ggml quantizes only with one
- * (IQ2_XXS, IQ2_XS, IQ1_S), without one for the rest.
- * @param {{ quantize: Function }} c @param {string} t @param {Float32Array} x @param {number} cols
- */
-const quantizeAny = (c, t, x, cols) =>
-  typeInfo(t).requiresImatrix
-    ? c.quantize(t, x, { imatrix: new Float32Array(cols).map((_, j) => 0.5 + ((j * 37) % 11) / 4) })
-    : c.quantize(t, x);
 
 test('matvec rows equal dots: quantized activations by default, f32 with exact', () => {
   const r = rng(SEED);

@@ -145,3 +145,16 @@ export function sameFloat(a, b) {
   if (Number.isNaN(a) && Number.isNaN(b)) return true;
   return Object.is(Math.fround(a), Math.fround(b));
 }
+
+/**
+ * quantize, with an importance matrix of `cols` weights (rows of `cols` values) for the types ggml
+ * quantizes only with one (IQ2_XXS, IQ2_XS, IQ1_S: typeInfo(t).requiresImatrix), without one for
+ * the rest; for tests whose subject is not the quantizer.
+ * @param {{ quantize: Function }} c a codec @param {string | number} t @param {Float32Array} x
+ * @param {number} cols
+ */
+export function quantizeAny(c, t, x, cols) {
+  return typeInfo(t).requiresImatrix
+    ? c.quantize(t, x, { imatrix: new Float32Array(cols).map((_, j) => 0.5 + ((j * 37) % 11) / 4) })
+    : c.quantize(t, x);
+}
