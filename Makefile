@@ -170,6 +170,10 @@ test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive
 	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_imat_iq1.c -lm \
 	  -o build/native/test_imat_iq1
 	./build/native/test_imat_iq1
+	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_imat_iq2.c -lm \
+	  -o build/native/test_imat_iq2
+	./build/native/test_imat_iq2
 	$(CC) $(CFLAGS_COMMON) -O2 $(SRC_COMMON) $(SRC_REF) tests/native/test_half.c -lm \
 	  -o build/native/test_half
 	./build/native/test_half

@@ -13,9 +13,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, codec, firstDiff } from './lib/helpers.js';
+import { BACKEND, SEED, codec, edgeInputs, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
-import { typeId, typeInfo, byteLength } from '../js/index.js';
+import { init, typeId, typeInfo, byteLength } from '../js/index.js';
 import { threadsModuleFile } from '../js/threads-node.js';
 
 console.log(`# imat-iq2 test, ${BACKEND} build, seed ${SEED}`);
@@ -227,6 +227,8 @@ for (const { t, plain } of TYPES) {
         );
       });
       console.log(`# ${t} seed ${seed}: ${cases.length} cases, ${quantized} quantized by ggml, the rest abort`);
+      if (BACKEND === 'simd128')
+        assert.ok(names[0].includes(`bq_${t}_quantize_rows__simd128`), `${t}: a SIMD128 kernel`);
     });
   }
 
@@ -273,4 +275,50 @@ test('iq2_xxs, iq2_xs, iq2_s: the quantizers return BQ_ENOTABLES until the table
         assert.equal(raw.x[name](xp, yp, 1, 256, wp), BQ_ENOTABLES, `${f.name} ${name} after drop`);
     }
   }
+});
+
+// The SIMD128 kernels against the reference, without the oracle, on many more inputs than ggml
+// could check in time: rows of 1 to 9 super-blocks at scales from 1e-15 to 1e15 (so trial codes
+// land on and off the grid, equal and unequal across the 4 trial lanes, and lists of every length
+// are searched), the edge-case blocks of helpers.js, and weights of every kind, zeros included.
+// (The scalar run checks the simd128 build's kernels too.)
+test(`iq2_xxs, iq2_xs, iq2_s: the SIMD128 kernels write the reference's bytes (and statuses) on seeded rows, seed ${SEED}`, async () => {
+  const simd =
+    BACKEND === 'simd128'
+      ? BUILDS
+      : [{ name: 'simd128 build', raw: withTables((await init({ backend: 'simd128' })).exports) }];
+  for (const b of simd)
+    assert.equal(typeof b.raw.x.bq_iq2_xxs_quantize_rows__simd128, 'function', `${b.name} has the SIMD128 kernels`);
+  const r = rng(SEED + 77);
+  let compared = 0,
+    refused = 0;
+  for (let c = 0; c < 24; c++) {
+    const blocks = 1 + (c % 9),
+      cols = 256 * blocks,
+      rows = 1 + (c % 3);
+    const scale = 10 ** (r.next() * 30 - 15);
+    const x =
+      c % 4 === 3
+        ? edgeInputs((rows * cols) / 32, SEED + c)
+        : new Float32Array(rows * cols).map((_, j) => (j % 11 === c % 11 ? 0 : r.normal() * scale * (j % 17 ? 1 : 8)));
+    const w = imatrix(cols, c % IMATRIX_KINDS.length, SEED + 3 * c);
+    const kase = { x, cols, kinds: Array(rows).fill(c % 4 === 3 ? 'edge blocks' : `normal times ${scale}`) };
+    for (const b of simd)
+      for (const { t, plain } of TYPES)
+        for (const weights of plain ? [w, null] : [w]) {
+          const want = runKernel(b.raw, `bq_${t}_quantize_rows__ref`, t, kase, weights);
+          const got = runKernel(b.raw, `bq_${t}_quantize_rows__simd128`, t, kase, weights);
+          const what = `${b.name} ${t} ${rows}x${cols} case ${c}${weights ? '' : ' without weights'}`;
+          assert.equal(got.status, want.status, `${what}: status`);
+          if (want.status !== BQ_OK) {
+            refused++;
+            continue;
+          }
+          const d = firstDiff(got.got, want.got);
+          assert.equal(d, -1, `${what}: ${where(kase, d, got.got.length)} differs`);
+          compared++;
+        }
+  }
+  console.log(`# ${compared} outputs equal, ${refused} refused by both`);
+  assert.ok(compared > 50, 'most cases quantize');
 });

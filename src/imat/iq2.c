@@ -33,10 +33,12 @@ static inline int code_of(float id, float v) {
   return l < 0 ? 0 : l > KMAXQ - 1 ? KMAXQ - 1 : l;
 }
 
-/* ggml's uint16 index u of 8 codes (int8, as ggml ORs them in: only codes 0..3 stay in range). */
+/* ggml's uint16 index u of 8 codes (int8, as ggml ORs them in: only codes 0..3 stay in range; a
+ * negative one, from IQ2_XXS's make_qp_quants codes at a NaN scale, sets all the bits above it,
+ * as gcc's shift of a negative int does, without the undefined behaviour). */
 static inline int point_of(const int8_t *L) {
-  int u = 0;
-  for (int i = 0; i < 8; i++) u |= L[i] << 2 * i;
+  unsigned u = 0;
+  for (int i = 0; i < 8; i++) u |= (unsigned)L[i] << 2 * i;
   return (uint16_t)u;
 }
 
