@@ -6,8 +6,8 @@
 
 #include "iq2.h"
 
-/* The grid both search (bq_iq2_tables_of(BQ_IQ1_GRID, ...)): grid[k]'s byte j is 2 L_j + 1, L_j in
- * 0..2 the code of element j. */
+/* The grid both quantizers search (bq_iq2_tables_of(BQ_IQ1_GRID, ...)): grid[k]'s byte j is
+ * 2 L_j + 1, L_j in 0..2 the code of element j. */
 enum { BQ_IQ1_GRID = 2048 };
 
 /* Sub-block sizes: IQ1_S has 8 sub-blocks of 32 per super-block, IQ1_M 16 of 16, each in groups
@@ -32,7 +32,7 @@ int bq_iq1_search__ref(const bq_iq2_tables *t, int u, const float *xval, const f
 /* The order ggml's qsort puts the values of a sub-block in: perm[j] is the index of the j-th
  * smallest. glibc sorts these small arrays with a top-down merge sort that takes the left run on
  * equal keys; this is that merge sort, step for step, so ties (and NaNs, which compare equal to
- * everything) fall exactly as there. */
+ * everything) fall exactly as there (tests/native/test_imat_iq1.c checks it against qsort). */
 void bq_iq1_sort(const float *x, int n, int *perm);
 
 /* IQ1_S's split search from the running sums over the sorted values, sumx[j] = sum of w x and

@@ -10,8 +10,10 @@
  * beats it the sequential scan would take none either (the best only changes when one does), and
  * when one does, that group of candidates is scanned in the reference's order.
  *
- * The neighbour search scores four neighbours at a time, one per lane, each lane summing its 8
- * squared errors in element order, and scans the four distances in list order. Only comparisons
+ * The neighbour search scores four neighbours at a time, one per lane. An element's weighted
+ * squared error takes one of three values (one per code), computed once per search as the reference
+ * computes it; each lane looks its codes' terms up by a byte swizzle and sums them in element
+ * order, and the four distances are scanned in list order. Only comparisons
  * see NaNs in these searches, so wasm's NaN bits do not matter there. */
 #include "../iq1.h"
 
@@ -130,52 +132,57 @@ static void split_m(const float *xb, const float *w, const int *perm, int *besti
   }
 }
 
-/* Lane l of the result: byte 4 e + l of m, widened (a 0x00 / 0xFF byte mask to a lane mask). */
-#define BQ_IQ1_WIDEN(m, e)                                                                         \
-  wasm_i8x16_shuffle(m, m, 4 * (e), 4 * (e), 4 * (e), 4 * (e), 4 * (e) + 1, 4 * (e) + 1,           \
-                     4 * (e) + 1, 4 * (e) + 1, 4 * (e) + 2, 4 * (e) + 2, 4 * (e) + 2, 4 * (e) + 2, \
-                     4 * (e) + 3, 4 * (e) + 3, 4 * (e) + 3, 4 * (e) + 3)
+/* Byte 4 e + l of m in every byte of lane l, plus 0, 1, 2, 3: the swizzle indices of lane l's
+ * float, for codes times 4 in m. */
+#define BQ_IQ1_LANES(m, e)                                                                   \
+  wasm_i8x16_add(                                                                            \
+      wasm_i8x16_shuffle(m, m, 4 * (e), 4 * (e), 4 * (e), 4 * (e), 4 * (e) + 1, 4 * (e) + 1, \
+                         4 * (e) + 1, 4 * (e) + 1, 4 * (e) + 2, 4 * (e) + 2, 4 * (e) + 2,    \
+                         4 * (e) + 2, 4 * (e) + 3, 4 * (e) + 3, 4 * (e) + 3, 4 * (e) + 3),   \
+      bytes)
 
 static int search(const bq_iq2_tables *t, int u, const float *xval, const float *w, float s,
                   const float *xg, int8_t *L) {
   const uint16_t *nb = t->neighbours - t->map[u] - 1;
   const int n = nb[0];
-  /* s xg[c] for the codes (grid bytes 1, 3, 5), as the reference computes them */
-  const v128_t q0 = wasm_f32x4_splat(s * xg[0]), q1 = wasm_f32x4_splat(s * xg[1]),
-               q2 = wasm_f32x4_splat(s * xg[2]);
-  const v128_t one = wasm_i8x16_splat(1), three = wasm_i8x16_splat(3);
-  v128_t xv[8], wv[8];
-  for (int i = 0; i < 8; i++) xv[i] = wasm_f32x4_splat(xval[i]), wv[i] = wasm_f32x4_splat(w[i]);
+  /* Element i's term w (s xg[c] - x)^2 for each code c, as the reference computes it: a
+   * neighbour's distance is the sum of its codes' terms in element order. */
+  v128_t term[8];
+  for (int i = 0; i < 8; i++) {
+    float d[4] = {0, 0, 0, 0};
+    for (int c = 0; c < 3; c++) {
+      const float diff = s * xg[c] - xval[i];
+      d[c] = w[i] * diff * diff;
+    }
+    term[i] = wasm_v128_load(d);
+  }
+  const v128_t one = wasm_i8x16_splat(1), bytes = wasm_i32x4_splat(0x03020100);
   float best = FLT_MAX;
   int gi = -1;
   for (int j0 = 0; j0 < n; j0 += 4) {
     uint64_t g[4];
     for (int l = 0; l < 4; l++) g[l] = t->grid[nb[1 + (j0 + l < n ? j0 + l : n - 1)]];
     const v128_t a = wasm_v128_load(g), b = wasm_v128_load(g + 2);
-    /* element e of neighbour l at byte 4 (e % 4) + l of lo (e < 4) or hi */
-    const v128_t lo = wasm_i8x16_shuffle(a, b, 0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19,
-                                         27),
-                 hi = wasm_i8x16_shuffle(a, b, 4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15,
-                                         23, 31);
-    const v128_t lo0 = wasm_i8x16_eq(lo, one), lo1 = wasm_i8x16_eq(lo, three);
-    const v128_t hi0 = wasm_i8x16_eq(hi, one), hi1 = wasm_i8x16_eq(hi, three);
+    /* element e of neighbour l at byte 4 (e % 4) + l of lo (e < 4) or hi, as 4 c (bytes 2c + 1) */
+    const v128_t lo = wasm_i8x16_shl(
+        wasm_i8x16_sub(
+            wasm_i8x16_shuffle(a, b, 0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27),
+            one),
+        1);
+    const v128_t hi = wasm_i8x16_shl(
+        wasm_i8x16_sub(
+            wasm_i8x16_shuffle(a, b, 4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31),
+            one),
+        1);
     v128_t d2 = wasm_f32x4_splat(0);
-#define BQ_IQ1_TERM(m0, m1, e, i)                                                              \
-  do {                                                                                         \
-    const v128_t q = wasm_v128_bitselect(q0, wasm_v128_bitselect(q1, q2, BQ_IQ1_WIDEN(m1, e)), \
-                                         BQ_IQ1_WIDEN(m0, e));                                 \
-    const v128_t diff = wasm_f32x4_sub(q, xv[i]);                                              \
-    d2 = wasm_f32x4_add(d2, wasm_f32x4_mul(wasm_f32x4_mul(wv[i], diff), diff));                \
-  } while (0)
-    BQ_IQ1_TERM(lo0, lo1, 0, 0);
-    BQ_IQ1_TERM(lo0, lo1, 1, 1);
-    BQ_IQ1_TERM(lo0, lo1, 2, 2);
-    BQ_IQ1_TERM(lo0, lo1, 3, 3);
-    BQ_IQ1_TERM(hi0, hi1, 0, 4);
-    BQ_IQ1_TERM(hi0, hi1, 1, 5);
-    BQ_IQ1_TERM(hi0, hi1, 2, 6);
-    BQ_IQ1_TERM(hi0, hi1, 3, 7);
-#undef BQ_IQ1_TERM
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[0], BQ_IQ1_LANES(lo, 0)));
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[1], BQ_IQ1_LANES(lo, 1)));
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[2], BQ_IQ1_LANES(lo, 2)));
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[3], BQ_IQ1_LANES(lo, 3)));
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[4], BQ_IQ1_LANES(hi, 0)));
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[5], BQ_IQ1_LANES(hi, 1)));
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[6], BQ_IQ1_LANES(hi, 2)));
+    d2 = wasm_f32x4_add(d2, wasm_i8x16_swizzle(term[7], BQ_IQ1_LANES(hi, 3)));
     float d[4];
     wasm_v128_store(d, d2);
     for (int l = 0; l < 4 && j0 + l < n; l++)
@@ -188,7 +195,7 @@ static int search(const bq_iq2_tables *t, int u, const float *xval, const float 
   for (int i = 0; i < 8; i++) L[i] = (int8_t)(((int)(t->grid[gi] >> 8 * i & 0xFF) - 1) / 2);
   return gi;
 }
-#undef BQ_IQ1_WIDEN
+#undef BQ_IQ1_LANES
 
 static const bq_iq1_kernels simd = {search, split_s, split_m};
 
