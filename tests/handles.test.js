@@ -14,7 +14,7 @@ import {
 } from '../js/index.js';
 import { Tensor, WasmHeap } from '../js/tensor.js';
 import { Bytes } from './lib/gguf-bytes.js';
-import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, codec, firstDiff, rng, quantizeAny } from './lib/helpers.js';
 
 const bq = await codec();
 // A small staging region, so that vectors and outputs take the heap-scratch path and decoding
@@ -36,7 +36,7 @@ function problem(type, rows, cols, seed) {
   const w = new Float32Array(rows * cols);
   for (let i = 0; i < w.length; i++) w[i] = r.normal() * (1 + (Math.floor(i / cols) % 5));
   const x = new Float32Array(cols).map(() => r.normal() * 3);
-  return { bytes: typeInfo(type).quantize ? bq.quantize(type, w) : randomBlocks(type, rows * cols, r), x };
+  return { bytes: typeInfo(type).quantize ? quantizeAny(bq, type, w, cols) : randomBlocks(type, rows * cols, r), x };
 }
 
 /**
@@ -132,9 +132,11 @@ test('dequantize(W) equals dequantize(type, bytes) for every type, in one chunk 
     for (const rows of [1, 9]) {
       const r = rng(s++);
       const bytes = typeInfo(t).quantize
-        ? bq.quantize(
+        ? quantizeAny(
+            bq,
             t,
             new Float32Array(rows * cols).map(() => r.normal() * 100),
+            cols,
           )
         : randomBlocks(t, rows * cols, r);
       const want = bq.dequantize(t, bytes);

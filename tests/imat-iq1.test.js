@@ -14,10 +14,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, testWasmFile, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { typeId, byteLength } from '../js/index.js';
-import { threadsModuleFile } from '../js/threads-node.js';
+import { readFileSync } from 'node:fs';
 
 console.log(`# imat-iq1 test, ${BACKEND} build, seed ${SEED}`);
 
@@ -42,14 +42,14 @@ function withTables(exports) {
 
 /** A fresh instance of the clang-19 threads build on its own shared memory. */
 async function threadsInstance() {
-  const module = await threadsModuleFile();
+  const module = await WebAssembly.compile(readFileSync(testWasmFile('threads')));
   const memory = new WebAssembly.Memory({ initial: 320, maximum: 65536, shared: true });
   return (await WebAssembly.instantiate(module, { env: { memory } })).exports;
 }
 
 /** The builds under test: this one, and on the simd128 run the clang-19 threads build. */
 async function builds() {
-  const list = [{ name: `${BACKEND} build`, raw: withTables((await codec()).exports) }];
+  const list = [{ name: `${BACKEND} build`, raw: withTables((await testCodec()).exports) }];
   if (BACKEND === 'simd128') list.push({ name: 'threads build (clang-19)', raw: withTables(await threadsInstance()) });
   return list;
 }
@@ -327,7 +327,7 @@ test("iq1_m: an abort in ggml's neighbour search reaches the test as an abort, a
 });
 
 test('iq1_s, iq1_m: the quantizers return BQ_ENOTABLES until the tables are built, and after they are dropped', async () => {
-  const fresh = [{ name: `${BACKEND} build`, x: (await codec()).exports }];
+  const fresh = [{ name: `${BACKEND} build`, x: (await testCodec()).exports }];
   if (BACKEND === 'simd128') fresh.push({ name: 'threads build (clang-19)', x: await threadsInstance() });
   for (const f of fresh) {
     const raw = new Raw(f.x);
