@@ -36,21 +36,65 @@ STAMP := build/.stamp
 DEV_STAMP := build/.dev-stamp
 TEST_STAMP := build/.test-stamp
 
+# Two variants of every build, linked from the same kernel objects: the packaged module
+# (wasm/blockquant-<build>.wasm) exports only the public kernels and the type table, so the linker
+# drops every reference kernel that has a SIMD twin; the test variant
+# (build/test/blockquant-<build>.wasm, never packed) also exports each kernel's __ref, __simd128 and
+# __relaxed names, which the kernel tests call directly. They differ only in the export list and in
+# src/build_info.c (bq_build_info, compiled per variant, says which build and variant it is).
+BUILDS := simd128 scalar relaxed threads
+WASM_TEST := $(BUILDS:%=build/test/blockquant-%.wasm)
+# export-list flags: public or test, and the build's ISA
+exports_defs = $(if $(filter test,$(1)),-DBQ_TEST_EXPORTS) $(if $(filter scalar,$(2)),,-DBQ_SIMD128) \
+  $(if $(filter relaxed,$(2)),-DBQ_RELAXED)
+build/exports/%.names: wasm/exports.c src/kernels.inc
+	@mkdir -p build/exports
+	$(CC) -E -P $(call exports_defs,$(firstword $(subst -, ,$*)),$(lastword $(subst -, ,$*))) $< \
+	  | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT //' > $@
+# Emscripten's EXPORTED_FUNCTIONS (a JSON list of _names); wasm-ld's --export flags
+build/exports/%.json: build/exports/%.names
+	sed 's/^/"_/; s/$$/"/' $< | paste -sd, | sed 's/^/[/; s/$$/]/' > $@
+build/exports/%.txt: build/exports/%.names
+	sed 's/^/--export=/' $< > $@
+
 ##@ Building
-all: $(JS_TYPES) $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed threads ## Build the wasm modules and the JS modules that embed them (default)
+all: $(JS_TYPES) $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed threads test-wasm ## Build the wasm modules, the JS modules that embed them and the test variants (default)
 
-wasm/exports-%.json: wasm/exports.c src/kernels.inc | deps
-	$(CC) -E -P $(if $(filter simd128,$*),-DBQ_SIMD128) $< \
-	  | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT /"_/; s/$$/"/' \
-	  | paste -sd, | sed 's/^/[/; s/$$/]/' > $@
+test-wasm: $(WASM_TEST) ## The test variants of the builds (build/test/: every kernel exported, for the kernel tests)
 
-$(WASM_SIMD): $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c $(HEADERS) wasm/exports-simd128.json | deps
-	$(EMCC) $(WASM_FLAGS) -msimd128 -sEXPORTED_FUNCTIONS=@wasm/exports-simd128.json \
-	  $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c -o $@
+# The emcc builds: each source compiled once per build (-O3), then linked per variant.
+OBJ_SIMD := $(patsubst src/%.c,build/simd128/%.o,$(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c)
+OBJ_SCALAR := $(patsubst src/%.c,build/scalar/%.o,$(SRC_COMMON) $(SRC_REF) src/wasm.c)
 
-$(WASM_SCALAR): $(SRC_COMMON) $(SRC_REF) src/wasm.c $(HEADERS) wasm/exports-scalar.json | deps
-	$(EMCC) $(WASM_FLAGS) -sEXPORTED_FUNCTIONS=@wasm/exports-scalar.json \
-	  $(SRC_COMMON) $(SRC_REF) src/wasm.c -o $@
+build/simd128/%.o: src/%.c $(HEADERS) | deps
+	@mkdir -p $(dir $@)
+	$(EMCC) -O3 $(CFLAGS_COMMON) -msimd128 -c $< -o $@
+
+build/scalar/%.o: src/%.c $(HEADERS) | deps
+	@mkdir -p $(dir $@)
+	$(EMCC) -O3 $(CFLAGS_COMMON) -c $< -o $@
+
+build/simd128/build_info-test.o build/scalar/build_info-test.o: build/%/build_info-test.o: src/build_info.c | deps
+	@mkdir -p $(dir $@)
+	$(EMCC) -O3 $(CFLAGS_COMMON) $(if $(filter simd128,$*),-msimd128) -DBQ_TEST_EXPORTS -c $< -o $@
+
+$(WASM_SIMD): $(OBJ_SIMD) build/simd128/build_info.o build/exports/public-simd128.json
+	$(EMCC) $(WASM_FLAGS) -msimd128 -sEXPORTED_FUNCTIONS=@build/exports/public-simd128.json \
+	  $(OBJ_SIMD) build/simd128/build_info.o -o $@
+
+build/test/blockquant-simd128.wasm: $(OBJ_SIMD) build/simd128/build_info-test.o build/exports/test-simd128.json
+	@mkdir -p build/test
+	$(EMCC) $(WASM_FLAGS) -msimd128 -sEXPORTED_FUNCTIONS=@build/exports/test-simd128.json \
+	  $(OBJ_SIMD) build/simd128/build_info-test.o -o $@
+
+$(WASM_SCALAR): $(OBJ_SCALAR) build/scalar/build_info.o build/exports/public-scalar.json
+	$(EMCC) $(WASM_FLAGS) -sEXPORTED_FUNCTIONS=@build/exports/public-scalar.json \
+	  $(OBJ_SCALAR) build/scalar/build_info.o -o $@
+
+build/test/blockquant-scalar.wasm: $(OBJ_SCALAR) build/scalar/build_info-test.o build/exports/test-scalar.json
+	@mkdir -p build/test
+	$(EMCC) $(WASM_FLAGS) -sEXPORTED_FUNCTIONS=@build/exports/test-scalar.json \
+	  $(OBJ_SCALAR) build/scalar/build_info-test.o -o $@
 
 # The relaxed-SIMD build: SIMD128 plus i32x4.relaxed_dot_i8x16_i7x16_add_s. emcc 3.1.6 cannot emit
 # that opcode, so Debian's clang-19 compiles and wasm-ld-19 links directly (the clang driver would
@@ -68,25 +112,32 @@ OBJ_RELAXED := $(patsubst src/%.c,build/relaxed/%.o,$(SRC_RELAXED))
 LIBC_RELAXED := $(addprefix build/relaxed/libc/,roundf.o log2.o log2_data.o __math_divzero.o __math_invalid.o)
 relaxed: $(WASM_RELAXED) js/wasm/relaxed.js ## Build the relaxed-SIMD module (clang-19, wasm-ld-19)
 
+CLANG_RELAXED = $(CLANG_WASM) --target=wasm32 -O3 $(CFLAGS_COMMON) -msimd128 -mrelaxed-simd -mbulk-memory \
+  -isystem /usr/include/wasm32-wasi
 build/relaxed/%.o: src/%.c $(HEADERS) $(wildcard src/relaxed/*.h) | deps-relaxed
 	@mkdir -p $(dir $@)
-	$(CLANG_WASM) --target=wasm32 -O3 $(CFLAGS_COMMON) -msimd128 -mrelaxed-simd -mbulk-memory \
-	  -isystem /usr/include/wasm32-wasi -c $< -o $@
+	$(CLANG_RELAXED) -c $< -o $@
+
+build/relaxed/build_info-test.o: src/build_info.c | deps-relaxed
+	@mkdir -p $(dir $@)
+	$(CLANG_RELAXED) -DBQ_TEST_EXPORTS -c $< -o $@
 
 # (each relaxed file includes its SIMD128 namesake)
 $(patsubst src/%.c,build/relaxed/%.o,$(SRC_RELAXED_OWN)): build/relaxed/relaxed/%.o: src/simd128/%.c
-
-build/relaxed/exports.txt: wasm/exports.c src/kernels.inc | deps-relaxed
-	@mkdir -p build/relaxed
-	$(CC) -E -P -DBQ_SIMD128 -DBQ_RELAXED $< | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT /--export=/' > $@
 
 $(LIBC_RELAXED): | deps-relaxed
 	@mkdir -p build/relaxed/libc
 	cd build/relaxed/libc && ar x /usr/lib/wasm32-wasi/libc.a $(notdir $@)
 
-$(WASM_RELAXED): $(OBJ_RELAXED) $(LIBC_RELAXED) build/relaxed/exports.txt
-	$(WASM_LD) --no-entry --stack-first -z stack-size=262144 --max-memory=4294967296 --strip-all \
-	  $$(cat build/relaxed/exports.txt) $(OBJ_RELAXED) $(LIBC_RELAXED) -o $@
+LINK_RELAXED = $(WASM_LD) --no-entry --stack-first -z stack-size=262144 --max-memory=4294967296 --strip-all
+$(WASM_RELAXED): $(OBJ_RELAXED) build/relaxed/build_info.o $(LIBC_RELAXED) build/exports/public-relaxed.txt
+	$(LINK_RELAXED) $$(cat build/exports/public-relaxed.txt) $(OBJ_RELAXED) build/relaxed/build_info.o \
+	  $(LIBC_RELAXED) -o $@
+
+build/test/blockquant-relaxed.wasm: $(OBJ_RELAXED) build/relaxed/build_info-test.o $(LIBC_RELAXED) build/exports/test-relaxed.txt
+	@mkdir -p build/test
+	$(LINK_RELAXED) $$(cat build/exports/test-relaxed.txt) $(OBJ_RELAXED) build/relaxed/build_info-test.o \
+	  $(LIBC_RELAXED) -o $@
 
 # The threads build (init({ threads }), js/threads.js): the SIMD128 kernels on a shared memory
 # that every worker's instance imports (atomics and bulk memory; passive data segments, written
@@ -99,21 +150,32 @@ WASM_THREADS := wasm/blockquant-threads.wasm
 OBJ_THREADS := $(patsubst src/%.c,build/threads/%.o,$(SRC_COMMON) $(SRC_REF) $(SRC_SIMD) src/wasm.c)
 threads: $(WASM_THREADS) js/wasm/threads.js js/wasm/worker-src.js ## Build the shared-memory module for worker threads (clang-19, wasm-ld-19)
 
+CLANG_THREADS = $(CLANG_WASM) --target=wasm32 -O3 $(CFLAGS_COMMON) -msimd128 -matomics -mbulk-memory \
+  -isystem /usr/include/wasm32-wasi
 build/threads/%.o: src/%.c $(HEADERS) | deps-relaxed
 	@mkdir -p $(dir $@)
-	$(CLANG_WASM) --target=wasm32 -O3 $(CFLAGS_COMMON) -msimd128 -matomics -mbulk-memory \
-	  -isystem /usr/include/wasm32-wasi -c $< -o $@
+	$(CLANG_THREADS) -c $< -o $@
 
-build/threads/exports.txt: wasm/exports.c src/kernels.inc | deps-relaxed
-	@mkdir -p build/threads
-	$(CC) -E -P -DBQ_SIMD128 $< | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT /--export=/' > $@
+build/threads/build_info-test.o: src/build_info.c | deps-relaxed
+	@mkdir -p $(dir $@)
+	$(CLANG_THREADS) -DBQ_TEST_EXPORTS -c $< -o $@
+
+# the threads build's export list adds what the JS pool needs to start an instance
+build/exports/%-threads.txt: build/exports/%-threads.names
+	sed 's/^/--export=/' $< > $@
 	printf -- '--export=%s\n' bq_thread_scratch_bytes bq_thread_scratch_init __wasm_init_tls \
 	  __tls_size __tls_align __stack_pointer >> $@
 
-$(WASM_THREADS): $(OBJ_THREADS) $(LIBC_RELAXED) build/threads/exports.txt
-	$(WASM_LD) --no-entry --stack-first -z stack-size=262144 --shared-memory --import-memory \
-	  --export-memory --max-memory=4294967296 --strip-all \
-	  $$(cat build/threads/exports.txt) $(OBJ_THREADS) $(LIBC_RELAXED) -o $@
+LINK_THREADS = $(WASM_LD) --no-entry --stack-first -z stack-size=262144 --shared-memory --import-memory \
+  --export-memory --max-memory=4294967296 --strip-all
+$(WASM_THREADS): $(OBJ_THREADS) build/threads/build_info.o $(LIBC_RELAXED) build/exports/public-threads.txt
+	$(LINK_THREADS) $$(cat build/exports/public-threads.txt) $(OBJ_THREADS) build/threads/build_info.o \
+	  $(LIBC_RELAXED) -o $@
+
+build/test/blockquant-threads.wasm: $(OBJ_THREADS) build/threads/build_info-test.o $(LIBC_RELAXED) build/exports/test-threads.txt
+	@mkdir -p build/test
+	$(LINK_THREADS) $$(cat build/exports/test-threads.txt) $(OBJ_THREADS) build/threads/build_info-test.o \
+	  $(LIBC_RELAXED) -o $@
 
 build/native/gen-types: tools/gen-types.c src/types.c src/half.c $(HEADERS)
 	@mkdir -p build/native
@@ -141,7 +203,7 @@ native: build/native/libblockquant.a ## Build the native static library
 
 types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
 
-types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js js/gguf/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
 	rm -rf types
 	./node_modules/.bin/tsc -p tools/tsconfig.types.json
 	rm -rf types/wasm
@@ -170,6 +232,10 @@ test-native: deps ## Native reference tests under ASan+UBSan, and the exhaustive
 	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_imat_iq2.c -lm \
 	  -o build/native/test_imat_iq2
 	./build/native/test_imat_iq2
+	$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=address,undefined,float-cast-overflow \
+	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_imat_iq1.c -lm \
+	  -o build/native/test_imat_iq1
+	./build/native/test_imat_iq1
 	$(CC) $(CFLAGS_COMMON) -O2 $(SRC_COMMON) $(SRC_REF) tests/native/test_half.c -lm \
 	  -o build/native/test_half
 	./build/native/test_half
@@ -208,11 +274,12 @@ demo: all demo/sample.gguf ## Serve the demo page at http://127.0.0.1:8080/ (POR
 demo/sample.gguf: demo/make-sample.js demo/sample.js $(JS_EMBED) $(JS_TYPES)
 	$(NODE) demo/make-sample.js
 
-bench: all oracle bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the quantizers against native ggml, the relaxed build in Chromium, 2 threads against 1, and the download size
+bench: all oracle bench/out/ceiling.wasm | dev-deps test-deps ## Benchmark: writes bench/out/latest.json, prints ratios, the quantizers against native ggml, the relaxed build in Chromium, 2 threads against 1, whole models against llama_model_quantize (BENCH_MODEL_MB, default 1024), and the download size
 	$(NODE) bench/bench.js
 	$(NODE) bench/quantize.js
 	$(NODE) bench/relaxed.js
 	$(NODE) bench/threads.js 2
+	$(NODE) bench/model.js --size $(or $(BENCH_MODEL_MB),1024)
 	$(NODE) bench/size.js
 
 bench/out/ceiling.wasm: bench/ceiling.c | deps
@@ -263,13 +330,13 @@ $(TEST_STAMP):
 	@mkdir -p build && touch $@
 
 clean: ## Remove build outputs
-	rm -rf build wasm/*.wasm wasm/exports-*.json js/wasm js/gen types demo/sample.gguf bench/out tests/artifacts blockquant-*.tgz
+	rm -rf build wasm/*.wasm js/wasm js/gen types demo/sample.gguf bench/out tests/artifacts blockquant-*.tgz
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: oracle relaxed threads deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: test-wasm oracle relaxed threads deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
 
 # The golden tests of the formats added after the simple blocks: one test program and one fixture
 # folder per set (tests/native/test_golden_<set>.c, tests/fixtures/golden-<set>/), under ASan+UBSan.
@@ -283,3 +350,4 @@ test-golden-%: deps
 	  -fno-sanitize-recover=all $(SRC_COMMON) $(SRC_REF) tests/native/test_golden_$*.c -lm \
 	  -o build/native/test_golden_$*
 	./build/native/test_golden_$* tests/fixtures/golden-$*
+.SECONDARY: $(BUILDS:%=build/exports/public-%.names) $(BUILDS:%=build/exports/test-%.names)

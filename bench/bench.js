@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { init, byteLength, CODEC_TYPES, GGMLType, typeInfo } from '../js/index.js';
+import { blockFields } from '../js/types.js';
 import { Raw } from '../tests/lib/raw.js';
 import { jsDequantize } from './js-dequant.js';
 import { syntheticWeights } from '../demo/sample.js';
@@ -14,19 +15,27 @@ import { loadPeer, PEER } from './peer.js';
 
 const SIZES = [65536, 16 * 1024 * 1024];
 const COLS = 4096;
-const simd = await init({ backend: 'simd128' });
-const scalar = await init({ backend: 'scalar' });
+// The test variants of the builds (build/test/: the packaged modules' objects with every kernel
+// exported), whose __simd128 names say which formats have SIMD kernels.
+const testModule = (/** @type {string} */ b) =>
+  readFileSync(new URL(`../build/test/blockquant-${b}.wasm`, import.meta.url));
+const simd = await init({ backend: 'simd128', module: testModule('simd128') });
+const scalar = await init({ backend: 'scalar', module: testModule('scalar') });
 /** Whether the SIMD128 build has a SIMD kernel of its own for `name` (bq_q4_K_dequantize, ...):
  * the rows are the formats with one, since a reference kernel built twice measures nothing. */
 const hasSimd = (name) => typeof (/** @type {any} */ (simd.exports)[`${name}__simd128`]) === 'function';
 /** The formats the table knows, whose inputs our own quantizers can make. */
 const TYPES = CODEC_TYPES.map((id) => typeInfo(id)).filter((t) => t.quantize);
+/** The weight formats ggml quantizes only with an importance matrix (IQ2_XXS .. IQ1_M): their rows
+ * time random blocks with normal scales (randomBlocks), which our quantizers cannot make. */
+const DECODE_ONLY = CODEC_TYPES.map((id) => typeInfo(id)).filter((t) => !t.quantize && t.dot && t.blockSize > 1);
+const WEIGHTS = [...TYPES, ...DECODE_ONLY];
 /** ggml's vec_dot pairs of the integer types, from the type table. */
-const PAIRS = TYPES.filter((t) => t.dot && t.vecDot !== GGMLType.F32)
+const PAIRS = WEIGHTS.filter((t) => t.dot && t.vecDot !== GGMLType.F32)
   .map((t) => [t.name, typeInfo(t.vecDot).name])
   .filter(([t, a]) => hasSimd(`bq_${t}_dot_${a}`));
-/** The super-block (K) weight formats: Q2_K..Q6_K. */
-const K_WEIGHTS = PAIRS.filter(([, a]) => a === 'q8_K').map(([t]) => t);
+/** The super-block (K) weight formats with a quantizer: Q2_K..Q6_K and the others paired with Q8_K. */
+const K_WEIGHTS = PAIRS.filter(([t, a]) => a === 'q8_K' && typeInfo(t).quantize).map(([t]) => t);
 /** The quantizers timed at every size, and those timed at the L2 size only (the K quantizers
  * search scales per sub-block and run far below memory speed, so the large size adds nothing). */
 const QUANT = ['q8_0', 'q8_1', 'q4_0', 'q5_1', 'f16'];
@@ -34,7 +43,7 @@ const QUANT_L2 = [...K_WEIGHTS, 'q8_K'];
 /** The fused f32 dots timed besides the vec_dot pairs. */
 const F32_DOTS = ['q4_0', 'q8_0', ...K_WEIGHTS];
 /** The weight formats (those with a vec_dot pair; f32's decode is a copy), float types last. */
-const DEQUANT = [...TYPES.filter((t) => t.dot && t.blockSize > 1), ...TYPES.filter((t) => t.dot && t.blockSize === 1)]
+const DEQUANT = [...WEIGHTS.filter((t) => t.dot && t.blockSize > 1), ...TYPES.filter((t) => t.dot && t.blockSize === 1)]
   .map((t) => t.name)
   .filter((t) => t !== 'f32' && hasSimd(`bq_${t}_dequantize`));
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 150);
@@ -407,12 +416,39 @@ function checkActivations(xv) {
   }
 }
 
+/**
+ * n elements of a decode-only type t as random bytes (seeded) with a normal fp16 scale in every
+ * block (near 2^-7; IQ1_M's is spread over the top nibbles of its four u16 scales), so that every
+ * decoded value and dot is finite.
+ * @param {string} t @param {number} n
+ */
+function randomBlocks(t, n) {
+  const { typeSize } = typeInfo(t);
+  const q = new Uint8Array(byteLength(t, n));
+  let seed = 0x2545f491;
+  for (let i = 0; i < q.length; i++) q[i] = (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+  const dv = new DataView(q.buffer);
+  const d = blockFields(t)?.find((f) => f.name === 'd');
+  for (let o = 0; o < q.length; o += typeSize) {
+    const h = 0x2000 | (q[o + 1] << 2);
+    if (d) dv.setUint16(o + d.offset, h, true);
+    else
+      for (let k = 0; k < 4; k++) {
+        const p = o + typeSize - 8 + 2 * k; // iq1_m: scales are the last 8 bytes
+        dv.setUint16(p, (dv.getUint16(p, true) & 0x0fff) | (((h >> (4 * k)) & 15) << 12), true);
+      }
+  }
+  return q;
+}
+
 for (const n of SIZES) {
   const x = values(n);
   // Each weight format's bytes, quantized once per size for all its rows (the K quantizers take
   // a second or more at the large size).
   const quantized = new Map();
-  const quantize = (t) => quantized.get(t) ?? quantized.set(t, prep.quantize(t, x)).get(t);
+  const quantize = (t) =>
+    quantized.get(t) ??
+    quantized.set(t, DECODE_ONLY.some((u) => u.name === t) ? randomBlocks(t, n) : prep.quantize(t, x)).get(t);
   // L2-size rows keep their buffers until the passes are over; at the large size only the
   // dequantize rows wait for passes (sharing one output buffer per implementation), and the other
   // rows are timed at once, each reusing the memory.

@@ -9,7 +9,7 @@
 //   node bench/imat-qk.js [type...]     BENCH_BACKEND=simd128|scalar  BENCH_VARIANT=__ref|__simd128
 //                                       BENCH_ROUNDS (7)  BENCH_ROUND_MS (200)  BENCH_ROWS (32)
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { init, typeId } from '../js/index.js';
@@ -30,7 +30,9 @@ const TYPES =
     ? process.argv.slice(2)
     : ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
 
-const raw = new Raw((await init({ backend: BACKEND })).exports);
+// The test variant of the build (build/test/), which exports the __ref and __simd128 kernels too.
+const module = readFileSync(new URL(`../build/test/blockquant-${BACKEND}.wasm`, import.meta.url));
+const raw = new Raw((await init({ backend: BACKEND, module })).exports);
 const x = syntheticWeights(ROWS, COLS, 11);
 const w = imatrix(COLS, 0, 12);
 const xp = raw.put(x),

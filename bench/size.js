@@ -1,65 +1,134 @@
-// make bench: the gzipped bytes a browser downloads for two Vite-built apps that use the package
-// (resolved through its exports map, as from node_modules): one that calls init() + dequantize on
-// the SIMD128 build, one that only parses GGUF. Lists every emitted asset, marking what the page
-// loads: the entry chunk and its static imports, and the .wasm of the selected build; dynamic
-// chunks (the embedded fallback builds) and the other build are emitted but not downloaded.
+// make bench: the gzipped bytes (level 9) a browser downloads for two Vite-built apps that use the
+// package (resolved through its exports map, as from node_modules): one that calls init() +
+// dequantize, one that only parses GGUF. Lists every emitted asset, marking what the page loads:
+// the entry chunk and its static imports, and the .wasm of the selected build (relaxed in Chromium,
+// which passes the relaxed-SIMD probe; SIMD128 where relaxed SIMD is refused); dynamic chunks (the
+// embedded fallback builds) and the other builds are emitted but not downloaded.
+//
+// The numbers are deterministic for a build, so the README's size sentence is the one
+// sizeSentence() writes from them: tests/size.test.js fails when they disagree, and
+// `node bench/size.js --readme` rewrites it.
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'vite';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
+const README = join(REPO, 'README.md');
 const APPS = {
-  'init() + dequantize (simd128)': `import { init } from 'blockquant';
-const bq = await init({ backend: 'simd128' });
+  codec: `import { init } from 'blockquant';
+const bq = await init();
 document.body.textContent = String(bq.dequantize('q4_0', new Uint8Array(18))[0]);`,
-  'parseGGUF only': `import { parseGGUF } from 'blockquant';
+  parse: `import { parseGGUF } from 'blockquant';
 const r = await fetch('model.gguf');
 document.body.textContent = String(parseGGUF(new Uint8Array(await r.arrayBuffer())).tensors.length);`,
 };
+const BUILDS = /** @type {const} */ (['relaxed', 'simd128', 'scalar', 'threads']);
 
-const tmp = mkdtempSync(join(tmpdir(), 'bq-size-'));
-try {
-  mkdirSync(join(tmp, 'node_modules'));
-  symlinkSync(REPO, join(tmp, 'node_modules', 'blockquant'));
-  const gz = (/** @type {string} */ f) => gzipSync(readFileSync(f), { level: 9 }).length;
-  for (const [name, code] of Object.entries(APPS)) {
-    const root = join(tmp, name.replace(/\W+/g, '-'));
-    mkdirSync(root);
-    writeFileSync(join(root, 'index.html'), '<!doctype html><script type="module" src="./main.js"></script>\n');
-    writeFileSync(join(root, 'main.js'), code);
-    const out = join(root, 'dist');
-    await build({ root, configFile: false, logLevel: 'silent', build: { outDir: out, manifest: true } });
-    /** @type {Record<string, { file: string, imports?: string[], dynamicImports?: string[], isEntry?: boolean }>} */
-    const manifest = JSON.parse(readFileSync(join(out, '.vite', 'manifest.json'), 'utf8'));
-    const loaded = new Set();
-    const visit = (/** @type {string} */ key) => {
-      const c = manifest[key];
-      if (!c || loaded.has(c.file)) return;
-      loaded.add(c.file);
-      for (const i of c.imports ?? []) visit(i);
-    };
-    for (const [key, c] of Object.entries(manifest)) if (c.isEntry) visit(key);
-    const files = [...new Set(Object.values(manifest).map((c) => c.file))];
-    // The selected build's .wasm is fetched by the loader; the other is not.
-    const wasm = files.filter((f) => f.endsWith('.wasm'));
-    if (code.includes('init(')) for (const f of wasm.filter((f) => f.includes('simd128'))) loaded.add(f);
-    let js = 0,
-      wasmBytes = 0;
-    console.log(`\nVite app, ${name}: gzipped bytes (* = downloaded by the page)`);
-    for (const f of files.sort()) {
-      const n = gz(join(out, f));
-      const mark = loaded.has(f) ? '*' : ' ';
-      console.log(`  ${mark} ${f.padEnd(44)} ${String(n).padStart(7)}`);
-      if (!loaded.has(f)) continue;
-      if (f.endsWith('.wasm')) wasmBytes += n;
-      else js += n;
+/**
+ * @typedef {object} AppSize
+ * @property {number} js gzipped bytes of the JS the page loads (entry chunk and static imports)
+ * @property {Record<string, number>} wasm gzipped bytes of each build's emitted .wasm
+ * @property {{ file: string, gzip: number, loaded: boolean }[]} files every emitted asset
+ */
+
+/**
+ * Builds both apps with Vite against this checkout (as installed from node_modules) and measures
+ * what they emit. Deterministic for a build of the package.
+ * @returns {Promise<{ codec: AppSize, parse: AppSize }>}
+ */
+export async function measure() {
+  const { build } = await import('vite');
+  const tmp = mkdtempSync(join(tmpdir(), 'bq-size-'));
+  try {
+    mkdirSync(join(tmp, 'node_modules'));
+    symlinkSync(REPO, join(tmp, 'node_modules', 'blockquant'));
+    const gz = (/** @type {string} */ f) => gzipSync(readFileSync(f), { level: 9 }).length;
+    /** @type {Record<string, AppSize>} */
+    const out = {};
+    for (const [name, code] of Object.entries(APPS)) {
+      const root = join(tmp, name);
+      mkdirSync(root);
+      writeFileSync(join(root, 'index.html'), '<!doctype html><script type="module" src="./main.js"></script>\n');
+      writeFileSync(join(root, 'main.js'), code);
+      const dist = join(root, 'dist');
+      await build({ root, configFile: false, logLevel: 'silent', build: { outDir: dist, manifest: true } });
+      /** @type {Record<string, { file: string, imports?: string[], isEntry?: boolean }>} */
+      const manifest = JSON.parse(readFileSync(join(dist, '.vite', 'manifest.json'), 'utf8'));
+      const loaded = new Set();
+      const visit = (/** @type {string} */ key) => {
+        const c = manifest[key];
+        if (!c || loaded.has(c.file)) return;
+        loaded.add(c.file);
+        for (const i of c.imports ?? []) visit(i);
+      };
+      for (const [key, c] of Object.entries(manifest)) if (c.isEntry) visit(key);
+      const files = [...new Set(Object.values(manifest).map((c) => c.file))].sort();
+      const app = { js: 0, wasm: /** @type {Record<string, number>} */ ({}), files: /** @type {any[]} */ ([]) };
+      for (const f of files) {
+        const n = gz(join(dist, f));
+        const build = BUILDS.find((b) => f.endsWith('.wasm') && f.includes(`blockquant-${b}-`));
+        if (build) app.wasm[build] = n;
+        if (loaded.has(f)) app.js += n;
+        app.files.push({ file: f, gzip: n, loaded: loaded.has(f) });
+      }
+      out[name] = app;
     }
-    const kb = (/** @type {number} */ n) => (n / 1024).toFixed(1);
-    console.log(`  downloaded: JS ${kb(js)} KB + wasm ${kb(wasmBytes)} KB = ${kb(js + wasmBytes)} KB`);
+    return /** @type {{ codec: AppSize, parse: AppSize }} */ (out);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
   }
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
+}
+
+const kb = (/** @type {number} */ n) => (n / 1024).toFixed(1);
+
+/**
+ * The README's size sentence for the measured sizes, wrapped at 100 columns.
+ * @param {{ codec: AppSize, parse: AppSize }} m
+ * @returns {string}
+ */
+export function sizeSentence(m) {
+  const { js, wasm } = m.codec;
+  const text =
+    `A Vite app that calls \`init()\` and \`dequantize\` downloads ${kb(js + wasm.relaxed)} KB gzipped in Chromium ` +
+    `(${kb(js)} KB of JS and ${kb(wasm.relaxed)} KB of wasm: the relaxed build), ${kb(js + wasm.simd128)} KB ` +
+    `where the SIMD128 build is selected and ${kb(js + wasm.scalar)} KB with the scalar one; one that only ` +
+    `parses GGUF, ${kb(m.parse.js)} KB (gzip level 9; \`node bench/size.js\` measures them, ` +
+    `\`tests/size.test.js\` checks this sentence against the build).`;
+  const lines = [];
+  let line = '';
+  // A number stays on the line of its unit.
+  for (const word of text.replaceAll(' KB', '\u00a0KB').split(' ')) {
+    if (line && line.length + 1 + word.length > 100) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join('\n').replaceAll('\u00a0', ' ');
+}
+
+/** The README's size sentence as it stands: from "A Vite app that calls" to the paragraph's end. */
+export const SENTENCE = /A Vite app that calls `init\(\)`[^]*?(?=\n\n)/;
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const m = await measure();
+  for (const [name, app] of Object.entries(m)) {
+    console.log(`\nVite app, ${name === 'codec' ? 'init() + dequantize' : 'parseGGUF only'}: gzipped bytes`);
+    console.log('(* = downloaded by every page; the wasm of the selected build is added)');
+    for (const f of app.files) {
+      console.log(`  ${f.loaded ? '*' : ' '} ${f.file.padEnd(44)} ${String(f.gzip).padStart(7)}`);
+    }
+    console.log(`  JS ${kb(app.js)} KB`);
+    for (const [b, n] of Object.entries(app.wasm))
+      if (name === 'codec') console.log(`  + ${b} wasm: ${kb(app.js + n)} KB`);
+  }
+  const sentence = sizeSentence(m);
+  console.log(`\n${sentence}`);
+  if (process.argv.includes('--readme')) {
+    const readme = readFileSync(README, 'utf8');
+    if (!SENTENCE.test(readme)) throw new Error('README.md has no size sentence ("A Vite app that calls `init()`...")');
+    writeFileSync(README, readme.replace(SENTENCE, sentence));
+    console.log('README.md: size sentence updated');
+  }
 }

@@ -171,6 +171,8 @@ async function openSource(source, label) {
       const sources = [source].flat();
       linkUrls = sources.every((x) => typeof x === 'string') ? sources : [];
       lastOpenCode = '';
+      // The Quantize panel offers the open model as its source (quantize-tab.js).
+      document.dispatchEvent(new CustomEvent('bq-opened', { detail: { source, label } }));
     } catch (e) {
       // The worker has let the previous file go: show none, so nothing on the page disagrees with it.
       state.file = null;
@@ -179,6 +181,7 @@ async function openSource(source, label) {
       $('#file-info').textContent = `${label}: not opened`;
       linkUrls = [];
       lastOpenCode = String(codeOf(e) ?? 'ERROR');
+      document.dispatchEvent(new CustomEvent('bq-opened', { detail: null }));
       viewerClosed();
       renderList();
       $('#view').replaceChildren(
@@ -216,6 +219,11 @@ $('#url-form').addEventListener('submit', (ev) => {
   openUrls([href], u);
 });
 $('#sample').addEventListener('click', () => openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf'));
+// The Quantize panel (quantize-tab.js) hands its result over: { source: File, label }.
+document.addEventListener('bq-open', (ev) => {
+  const { source, label } = /** @type {CustomEvent<{ source: File, label: string }>} */ (ev).detail;
+  openSource(source, label);
+});
 document.addEventListener('dragover', (ev) => {
   ev.preventDefault();
 });

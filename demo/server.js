@@ -39,6 +39,9 @@ const ALLOW = {
   wasm: new Set(['.wasm']),
 };
 
+/** Requests one connection may have waiting behind the one being answered. */
+const MAX_PIPELINED = 64;
+
 /** Longest request target accepted (bytes, query included): far above any path in the repo. */
 const MAX_URL = 2048;
 
@@ -178,16 +181,25 @@ export function createDemoServer(o = {}) {
     });
     let handed = false;
     try {
-      const st = await fh.stat();
-      if (!st.isFile()) throw new HttpError(404, 'not found');
+      const big = await fh.stat({ bigint: true });
+      if (!big.isFile()) throw new HttpError(404, 'not found');
+      const st = { size: Number(big.size) };
+      // A strong validator: the file's identity and version (inode, size, modification time in ns),
+      // so a client reading in pieces can tell the pieces come from one version of the file.
+      const etag = `"${big.ino.toString(16)}-${big.size.toString(16)}-${big.mtimeNs.toString(16)}"`;
+      const lastModified = new Date(Number(big.mtimeMs)).toUTCString();
       const headers = {
         ...BASE,
         'Accept-Ranges': 'bytes',
         'Content-Type': MIME[/** @type {keyof typeof MIME} */ (extname(file).toLowerCase())],
+        ETag: etag,
+        'Last-Modified': lastModified,
       };
-      // Range handling is defined for GET only; If-Range cannot match (no validators are sent).
-      const range =
-        req.method === 'GET' && req.headers['if-range'] === undefined ? parseRange(req.headers.range, st.size) : null;
+      // Range handling is defined for GET only; with If-Range, only while the validator matches
+      // (the ETag, or the Last-Modified date exactly: RFC 9110 13.1.5).
+      const ifRange = req.headers['if-range'];
+      const current = ifRange === undefined || ifRange === etag || ifRange === lastModified;
+      const range = req.method === 'GET' && current ? parseRange(req.headers.range, st.size) : null;
       if (range === 'unsatisfiable')
         throw new HttpError(416, 'range not satisfiable', { 'Content-Range': `bytes */${st.size}` });
       const [a, b] = range ?? [0, st.size - 1];
@@ -202,13 +214,17 @@ export function createDemoServer(o = {}) {
       }
       handed = true;
       // pipeline closes the file when the client goes away, and ends the answer on a read error.
-      pipeline(fh.createReadStream({ start: a, end: b }), res, () => {});
+      await new Promise((ok) => pipeline(fh.createReadStream({ start: a, end: b }), res, () => ok(undefined)));
     } finally {
       if (!handed) await fh.close();
     }
   }
 
-  return createServer((req, res) => {
+  /**
+   * One request, answered; resolves when its answer is finished or the connection is gone.
+   * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res
+   */
+  const answer = (req, res) =>
     handle(req, res).catch((e) => {
       const known = e instanceof HttpError;
       if (!known) {
@@ -232,6 +248,27 @@ export function createDemoServer(o = {}) {
       });
       res.end(body);
     });
+
+  // Requests pipelined on one connection are answered one at a time, each starting (and opening
+  // its file) only once the one before has finished; a connection with more than MAX_PIPELINED
+  // waiting is closed, and once a connection is gone its waiting requests are dropped unopened.
+  /** @type {WeakMap<import('node:net').Socket, { tail: Promise<void>, waiting: number }>} */
+  const queues = new WeakMap();
+  return createServer((req, res) => {
+    const socket = req.socket;
+    let q = queues.get(socket);
+    if (!q) queues.set(socket, (q = { tail: Promise.resolve(), waiting: 0 }));
+    if (q.waiting >= MAX_PIPELINED) {
+      socket.destroy();
+      return;
+    }
+    const queue = q;
+    queue.waiting++;
+    queue.tail = queue.tail
+      .then(() => (socket.destroyed ? undefined : answer(req, res)))
+      .finally(() => {
+        queue.waiting--;
+      });
   });
 }
 

@@ -17,3 +17,4 @@ export {
   tensorTypeName,
 } from './gguf.js';
 export { readImatrix } from './model/imatrix.js';
+export { PlanError, FTYPES } from './model/recipe.js';

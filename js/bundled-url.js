@@ -50,32 +50,53 @@ async function fetchModule(url) {
 }
 
 /**
- * The compiled module of a bundled build: the .wasm file fetched, or where that is impossible (no
- * fetch, no file next to the bundle, a fetch that fails), the embedded copy.
- * @param {Backend} backend
+ * A module fetched from url, or where that is impossible (no fetch, no file next to the bundle, a
+ * fetch that fails), compiled from the base64 copy that `embedded` imports. Shared by the bundled
+ * builds (bundledModule) and the threads build (js/threads.js threadsModuleURL).
+ * @param {() => URL} url the .wasm file's URL (made inside the fallback: where import.meta.url is
+ *   no URL, as in some edge runtimes' bundles, that too falls back to the embedded copy)
+ * @param {() => Promise<{ default: string }>} embedded imports the js/wasm/<build>.js copy
+ * @param {string} build the build's name, for the message when both are missing
+ * @param {(bytes: Uint8Array<ArrayBuffer>) => Promise<WebAssembly.Module>} [compile]
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function bundledModule(backend) {
+export async function fetchOrEmbedded(url, embedded, build, compile = (b) => WebAssembly.compile(b)) {
   try {
-    return await fetchModule(wasmURL(backend));
+    return await fetchModule(url());
   } catch {
     // Fall through to the embedded copy; its own failure is the one reported.
   }
   let b64;
   try {
-    b64 = (
-      await (backend === 'relaxed'
-        ? import('./wasm/relaxed.js')
-        : backend === 'simd128'
-          ? import('./wasm/simd128.js')
-          : import('./wasm/scalar.js'))
-    ).default;
+    b64 = (await embedded()).default;
   } catch (e) {
     throw new Error(
-      `the blockquant ${backend} build is missing: neither wasm/blockquant-${backend}.wasm nor js/wasm/${backend}.js ` +
+      `the blockquant ${build} build is missing: neither wasm/blockquant-${build}.wasm nor js/wasm/${build}.js ` +
         `could be loaded (${/** @type {Error} */ (e).message}); in a clone, run make`,
       { cause: e },
     );
   }
-  return compileBytes(fromBase64(b64), backend);
+  return compile(fromBase64(b64));
+}
+
+/**
+ * The compiled module of a bundled build: the .wasm file fetched, or where that is impossible (no
+ * fetch, no file next to the bundle, a fetch that fails), the embedded copy.
+ * @param {Backend} backend
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export function bundledModule(backend) {
+  // Literal import() expressions, one per build: bundlers make each its own chunk.
+  const embedded = () =>
+    backend === 'relaxed'
+      ? import('./wasm/relaxed.js')
+      : backend === 'simd128'
+        ? import('./wasm/simd128.js')
+        : import('./wasm/scalar.js');
+  return fetchOrEmbedded(
+    () => wasmURL(backend),
+    embedded,
+    backend,
+    (b) => compileBytes(b, backend),
+  );
 }

@@ -6,6 +6,20 @@ import { GGUFError, rowRange, toLittleEndian } from './gguf.js';
 import { readableLength } from './gguf-format.js';
 import { Tensor, TENSOR_TOKEN, WasmHeap, residentAddress } from './tensor.js';
 import { quantizeCall, EDOMAIN, domainError } from './quantize-call.js';
+import { apart } from './overlap.js';
+import {
+  activationOf,
+  asBytes,
+  asFloats,
+  codecType,
+  dequantizeCall,
+  dequantizeResidentCall,
+  matvecCall,
+  matvecKernels,
+  productsCall,
+  wholeBlocks,
+} from './call-args.js';
+import { CHECKED_READERS } from './gguf-open.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -19,6 +33,7 @@ const FLOAT_STATS_BLOCK = 32;
  * @typedef {(...args: number[]) => number} Kernel
  * @typedef {import('./types.js').TypeInfo & { id: number }} CodecType
  * @typedef {{ tname: string, tv: number, name: string, fn: Kernel, qname: string, quantize: Kernel | null }} MatvecPlan
+ * @typedef {import('./quantize-call.js').QuantizeOptions} QuantizeOptions
  */
 
 /** @param {number} a @param {number} b @returns {number} */
@@ -35,47 +50,6 @@ const stepOf = (t) => t.dotStep || t.blockSize;
 
 /** @param {number} n */
 const align = (n) => Math.ceil(n / ALIGN) * ALIGN;
-
-/**
- * A type that has the operation op (a TypeInfo flag), or a TypeError naming the types that do.
- * @param {number | string} type
- * @param {'quantize' | 'dequantize' | 'dotF32' | 'matvec' | 'stats'} op
- * @param {string} verb how the message names the operation
- * @returns {CodecType}
- */
-function codecType(type, op, verb = op) {
-  const id = typeId(type);
-  const info = typeInfo(id);
-  if (!info[op]) {
-    const able = CODEC_TYPES.filter((t) => typeInfo(t)[op]).map((t) => typeInfo(t).name);
-    throw new TypeError(
-      `ggml type ${info.name} (${id}) is not supported by blockquant for ${verb}; supported: ${able.join(', ')}`,
-    );
-  }
-  return { id, ...info };
-}
-
-/**
- * @param {unknown} v
- * @param {string} what
- * @returns {Uint8Array}
- */
-function asBytes(v, what) {
-  if (v instanceof Uint8Array) return v;
-  if (v instanceof ArrayBuffer) return new Uint8Array(v);
-  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  throw new TypeError(`${what} must be a Uint8Array (or another ArrayBuffer view)`);
-}
-
-/**
- * @param {unknown} v
- * @param {string} what
- * @returns {Float32Array}
- */
-function asFloats(v, what) {
-  if (v instanceof Float32Array) return v;
-  throw new TypeError(`${what} must be a Float32Array`);
-}
 
 /** Bytes per element of a type, as a fraction the chunk arithmetic can use. */
 /** @param {{ blockSize: number, typeSize: number }} t */
@@ -175,22 +149,38 @@ export class Codec {
    * when `imatrix` is given (one per column) and without them otherwise (for most types ggml's
    * quantize_row_<type>_ref; F16 and BF16 with ggml's rounding). The grid types build their search
    * tables on first use (prepareQuantize).
+   * @overload
    * @param {number | string} type target type
    * @param {Float32Array} values whole rows of rowLength values (one row by default)
-   * @param {import('./quantize-call.js').QuantizeOptions | Uint8Array} [options] { imatrix,
-   *   rowLength, out } (out alone, as a Uint8Array, is the older form)
-   * @returns {Uint8Array<ArrayBuffer>} out, or a new array
+   * @param {QuantizeOptions & { out?: undefined }} [options] { imatrix, rowLength }
+   * @returns {Uint8Array<ArrayBuffer>} a new array
    * @throws {TypeError} unknown/unsupported type, wrong argument types, or a type ggml quantizes
    *   only with importance weights (IQ2_XXS, IQ2_XS, IQ1_S) called without them
    * @throws {RangeError} a rowLength that is not a whole number of blocks or does not divide the
    *   values, an imatrix of the wrong length or with a non-finite or negative weight, a wrong out
    *   length; rows ggml's quantizer aborts on (IQ3_XXS, IQ3_S on some NaN, Inf or overflowing rows)
    */
+  /**
+   * @template {Uint8Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {O | QuantizeOptions & { out?: O }} [options] { imatrix, rowLength, out } (out alone, as a
+   *   Uint8Array, is the older form)
+   * @returns {O} out
+   */
+  /**
+   * As the overloads say: a new array, or out filled.
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {QuantizeOptions | Uint8Array} [options]
+   * @returns {Uint8Array}
+   */
   quantize(type, values, options) {
     const c = quantizeCall(type, values, options);
     if (c.byRows) this.#quantizeRows(c);
     else this.#quantizeBlocks(c);
-    return /** @type {Uint8Array<ArrayBuffer>} */ (c.y);
+    return c.y;
   }
 
   /**
@@ -296,17 +286,36 @@ export class Codec {
   }
 
   /**
+   * Decodes a resident tensor (read in place) to a new array.
    * @overload
    * @param {Tensor} tensor a resident tensor of this codec
-   * @param {{ out?: Float32Array }} [options] out: receives rows * cols values
-   * @returns {Float32Array}
+   * @param {{ out?: undefined }} [options]
+   * @returns {Float32Array<ArrayBuffer>}
    */
   /**
+   * Decodes a resident tensor (read in place) into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: O }} options out: receives rows * cols values
+   * @returns {O} out
+   */
+  /**
+   * Decodes whole blocks to f32 (Q8_1 as qs * d), bit-exact with ggml's dequantize_row_*.
    * @overload
    * @param {number | string} type
-   * @param {Uint8Array} bytes
-   * @param {Float32Array} [out]
-   * @returns {Float32Array}
+   * @param {Uint8Array} bytes a whole number of blocks
+   * @param {undefined} [out]
+   * @returns {Float32Array<ArrayBuffer>}
+   */
+  /**
+   * Decodes whole blocks to f32 (Q8_1 as qs * d) into out, bit-exact with ggml's dequantize_row_*.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes a whole number of blocks
+   * @param {O} [out] receives the values; must be exactly the right length
+   * @returns {O} out
    */
   /**
    * Decodes whole blocks to f32 (Q8_1 as qs * d), bit-exact with ggml's dequantize_row_*: the
@@ -320,12 +329,9 @@ export class Codec {
    */
   dequantize(type, bytes, out) {
     if (type instanceof Tensor) return this.#dequantizeResident(type, bytes);
-    const t = codecType(type, 'dequantize');
-    const q = asBytes(bytes, 'bytes');
-    const n = this.#elements(t, q.length, 'bytes');
-    const y = out === undefined ? new Float32Array(n) : asFloats(out, 'out');
-    if (y.length !== n)
-      throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
+    // (bytes that overlap out are read as they were at the call)
+    const { t, q: qa, y } = dequantizeCall(type, bytes, out);
+    const n = y.length;
     const name = `bq_${t.name}_dequantize`;
     const fn = this.#kernel(name);
     const chunk = this.#chunk(4 + perElement(t), stepOf(t), n);
@@ -334,7 +340,7 @@ export class Codec {
     for (let i = 0; i < n; i += chunk) {
       const k = Math.min(chunk, n - i);
       const off = (i / t.blockSize) * t.typeSize;
-      new Uint8Array(this.#mem.buffer, qp).set(q.subarray(off, off + (k / t.blockSize) * t.typeSize));
+      new Uint8Array(this.#mem.buffer, qp).set(qa.subarray(off, off + (k / t.blockSize) * t.typeSize));
       Codec.#ok(fn(qp, yp, k), name);
       y.set(new Float32Array(this.#mem.buffer, yp, k), i);
     }
@@ -348,11 +354,8 @@ export class Codec {
    */
   #dequantizeResident(W, options = {}) {
     const ptr = residentAddress(W, this.#heap);
-    const { out } = /** @type {{ out?: unknown }} */ (options ?? {});
-    const t = codecType(W.type, 'dequantize');
-    const n = W.rows * W.cols;
-    const y = out === undefined ? new Float32Array(n) : asFloats(out, 'out');
-    if (y.length !== n) throw new RangeError(`out holds ${y.length} values; the ${t.name} tensor decodes to ${n}`);
+    const { t, y } = dequantizeResidentCall(W, options);
+    const n = y.length;
     const name = `bq_${t.name}_dequantize`;
     const fn = this.#kernel(name);
     const chunk = this.#chunk(4, stepOf(t), n);
@@ -363,20 +366,6 @@ export class Codec {
       y.set(new Float32Array(this.#mem.buffer, yp, k), i);
     }
     return y;
-  }
-
-  /**
-   * @param {{ name: string, blockSize: number, typeSize: number }} t
-   * @param {number} len
-   * @param {string} what
-   */
-  #elements(t, len, what) {
-    if (len % t.typeSize !== 0) {
-      throw new RangeError(
-        `${what}: ${len} bytes is not a whole number of ${t.name} blocks (${t.typeSize} bytes each)`,
-      );
-    }
-    return (len / t.typeSize) * t.blockSize;
   }
 
   /**
@@ -396,9 +385,9 @@ export class Codec {
     const tb = codecType(typeB, 'quantize', 'dot');
     this.#checkPair(ta, tb);
     const av = asBytes(a, 'a');
-    const n = this.#elements(ta, av.length, 'a');
+    const n = wholeBlocks(ta, av.length, 'a');
     const bv = tb.id === GGMLType.F32 ? this.#f32Bytes(b, 'b') : asBytes(b, 'b');
-    const nb = this.#elements(tb, bv.length, 'b');
+    const nb = wholeBlocks(tb, bv.length, 'b');
     if (n !== nb)
       throw new RangeError(`length mismatch: a holds ${n} ${ta.name} values, b holds ${nb} ${tb.name} values`);
     const name = `bq_${ta.name}_dot_${tb.name}`;
@@ -459,20 +448,42 @@ export class Codec {
   }
 
   /**
+   * y = W x for resident weights (bq.tensor, bq.loadTensor), read in place, as a new array.
    * @overload
    * @param {Tensor} tensor resident weights of this codec
    * @param {Float32Array} x tensor.cols values
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Float32Array}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Float32Array<ArrayBuffer>}
    */
   /**
+   * y = W x for resident weights (bq.tensor, bq.loadTensor), read in place, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor resident weights of this codec
+   * @param {Float32Array} x tensor.cols values
+   * @param {{ out?: O, exact?: boolean }} options out: receives tensor.rows values
+   * @returns {O} out
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, copied through staging, as a new array.
    * @overload
    * @param {number | string} type
    * @param {Uint8Array} weights
    * @param {number} rows
    * @param {Float32Array} x
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Float32Array}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Float32Array<ArrayBuffer>}
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, copied through staging, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} weights
+   * @param {number} rows
+   * @param {Float32Array} x
+   * @param {{ out?: O, exact?: boolean }} options out: receives rows values
+   * @returns {O} out
    */
   /**
    * y = W x for a row-major matrix of `rows` rows of quantized (or float) values and an f32
@@ -496,22 +507,12 @@ export class Codec {
       const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (rows ?? {});
       return this.#matvecResident([type], weights, o.exact, o.out === undefined ? undefined : [o.out])[0];
     }
-    const t = codecType(type, 'matvec');
-    const w = asBytes(weights, 'weights');
-    const v = asFloats(x, 'x');
-    if (typeof rows !== 'number' || !Number.isSafeInteger(rows) || rows < 0)
-      throw new RangeError(`rows must be a non-negative integer, got ${String(rows)}`);
-    const cols = v.length;
-    const rowBytes = byteLength(t.id, cols);
-    if (w.length !== rows * rowBytes) {
-      throw new RangeError(
-        `weights hold ${w.length} bytes; ${rows} rows of ${cols} ${t.name} values need ${rows * rowBytes}`,
-      );
-    }
-    const y = options.out === undefined ? new Float32Array(rows) : asFloats(options.out, 'out');
-    if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
-    const exact = options.exact === true || !t.dot || t.vecDot === GGMLType.F32;
-    const tv = codecType(exact ? GGMLType.F32 : t.vecDot, 'quantize');
+    // (inputs that overlap out are read as they were at the call)
+    const c = matvecCall(type, weights, rows, x, options);
+    const { t, w, v, y, cols, rowBytes } = c;
+    const n = c.rows;
+    const tv = codecType(activationOf(t, c.exact), 'quantize');
+    const exact = tv.id === GGMLType.F32;
     const vec = exact ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : this.quantize(tv.id, v);
     const suffix = `${t.name}_matvec_${tv.name}`;
     const resident = align(vec.length);
@@ -520,13 +521,13 @@ export class Codec {
       const name = `bq_${suffix}`;
       const fn = this.#kernel(name);
       const per = Math.max(1, Math.floor((this.#budget - resident - ALIGN) / (rowBytes + 4)));
-      const chunkRows = Math.max(1, Math.min(per, rows));
+      const chunkRows = Math.max(1, Math.min(per, n));
       const vp = this.#reserve(resident + align(chunkRows * rowBytes) + align(chunkRows * 4));
       const wp = vp + resident,
         yp = wp + align(chunkRows * rowBytes);
       new Uint8Array(this.#mem.buffer).set(vec, vp);
-      for (let r = 0; r < rows; r += chunkRows) {
-        const k = Math.min(chunkRows, rows - r);
+      for (let r = 0; r < n; r += chunkRows) {
+        const k = Math.min(chunkRows, n - r);
         new Uint8Array(this.#mem.buffer).set(w.subarray(r * rowBytes, (r + k) * rowBytes), wp);
         Codec.#ok(fn(wp, k, cols, vp, yp), name);
         y.set(new Float32Array(this.#mem.buffer, yp, k), r);
@@ -536,13 +537,30 @@ export class Codec {
       // gives the same value as the matvec kernel (a row of matvec is one dot from a zero state).
       const name = `bq_${t.name}_dot_${tv.name}`;
       const fn = this.#kernel(name);
-      for (let r = 0; r < rows; r++) {
+      for (let r = 0; r < n; r++) {
         y[r] = this.#dotStream(fn, name, t, w.subarray(r * rowBytes, (r + 1) * rowBytes), tv, vec, cols);
       }
     }
     return y;
   }
 
+  /**
+   * y_i = W_i x for several resident tensors that read the same x, as new arrays.
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Float32Array<ArrayBuffer>[]}
+   */
+  /**
+   * y_i = W_i x for several resident tensors that read the same x, into out's arrays.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: O[], exact?: boolean }} options out: one array per tensor
+   * @returns {O[]} out's arrays
+   */
   /**
    * y_i = W_i x for several resident tensors that read the same x (a layer's Q, K and V): x is
    * quantized once per activation type they need (Q8_0, Q8_1, Q8_K; f32 with { exact: true }) and
@@ -572,27 +590,17 @@ export class Codec {
    * @returns {Float32Array[]}
    */
   #matvecResident(list, x, exactOption, outs) {
-    const v = asFloats(x, 'x');
-    const cols = v.length;
-    if (outs !== undefined && (!Array.isArray(outs) || outs.length !== list.length))
-      throw new TypeError(`out must be an array of ${list.length} Float32Arrays, one per tensor`);
-    const exact = exactOption === true;
+    const c = productsCall(list, x, exactOption, outs, (W) => residentAddress(W, this.#heap));
+    const { v, cols } = c;
     /** @type {{ ptr: number, rows: number, plan: MatvecPlan, y: Float32Array }[]} */
     const jobs = [];
     /** @type {MatvecPlan[]} one per activation type, in first-use order */
     const acts = [];
     let qBytes = 0,
       maxRows = 0;
-    for (let i = 0; i < list.length; i++) {
-      const W = list[i];
-      const ptr = residentAddress(W, this.#heap);
-      const { type, rows, cols: wc } = /** @type {Tensor} */ (W);
-      const plan = this.#matvecPlan(type, exact);
-      if (wc !== cols)
-        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${plan.tname}) has ${wc} columns`);
-      const y = outs === undefined ? new Float32Array(rows) : asFloats(/** @type {unknown[]} */ (outs)[i], 'out');
-      if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
-      jobs.push({ ptr, rows, plan, y });
+    for (const { W, at, rows, y } of c.jobs) {
+      const plan = this.#matvecPlan(W.type, c.exact);
+      jobs.push({ ptr: at, rows, plan, y });
       if (!acts.some((a) => a.tv === plan.tv)) acts.push(plan);
       if (plan.quantize) qBytes = Math.max(qBytes, byteLength(plan.tv, cols));
       maxRows = Math.max(maxRows, rows);
@@ -639,10 +647,7 @@ export class Codec {
     let plan = this.#plans.get(key);
     if (plan) return plan;
     const t = codecType(type, 'matvec');
-    const tv = exact || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
-    const vname = typeInfo(tv).name;
-    const name = `bq_${t.name}_matvec_${vname}`;
-    const qname = `bq_${vname}_quantize`;
+    const { tv, name, qname } = matvecKernels(t, exact);
     plan = {
       tname: t.name,
       tv,
@@ -722,11 +727,8 @@ export class Codec {
    *   file lists as unreadable (an unknown type id, the pre-release Q2_0 layout)
    */
   async loadTensor(file, name, options = {}) {
-    if (typeof file !== 'object' || file === null || !Array.isArray(file.tensors))
-      throw new TypeError('file must be a GGUF file from parseGGUF or openGGUF');
-    if (typeof name !== 'string') throw new TypeError('name must be a string');
-    const info = file.tensors.find((x) => x.name === name);
-    if (!info) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const info = fileTensor(file, name);
+    name = info.name;
     readableLength(info); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
     const t = codecType(info.type, 'dequantize', 'tensors');
     const cols = info.dims.length ? info.dims[0] : 1;
@@ -740,16 +742,7 @@ export class Codec {
       throw new RangeError(`tensor ${name}: ${count} rows of ${cols} ${t.name} values do not take ${r.length} bytes`);
     const W = this.#newTensor(t, count, cols, r.length, `tensor ${name}`);
     try {
-      const bytes = file.readRows
-        ? await file.readRows(name, first, count)
-        : /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
-      if (!ArrayBuffer.isView(bytes) || bytes.byteLength !== r.length)
-        throw new GGUFError(
-          bytes?.byteLength > r.length ? 'LONG_READ' : 'SHORT_READ',
-          0,
-          `${name}: the reader returned ${bytes?.byteLength} bytes, not ${r.length}`,
-        );
-      const got = asBytes(bytes, 'bytes');
+      const got = await readFileRows(file, info, first, count, r);
       const le = (info.littleEndian ?? file.littleEndian) ? got : toLittleEndian(t.id, got);
       // A view made after the read: other calls may have grown memory meanwhile.
       new Uint8Array(this.#mem.buffer, residentAddress(W, this.#heap), r.length).set(le);
@@ -823,11 +816,13 @@ export class Codec {
    *   Q2_0 layout: TensorInfo.unreadable), or a read that fails
    */
   async dequantizeTensor(file, name) {
-    const t = file.tensors.find((x) => x.name === name);
-    if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const t = fileTensor(file, name);
     const want = readableLength(t); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
-    const bytes = file.readTensor ? await file.readTensor(name) : /** @type {Function} */ (file.tensorBytes)(name);
-    return this.#decodeFileBytes(file, t, bytes, want);
+    const reader = file.readTensor;
+    const bytes = await readChecked(t, want, reader, () =>
+      reader ? reader.call(file, t.name) : /** @type {Function} */ (file.tensorBytes)(t.name),
+    );
+    return this.#decodeFileBytes(file, t, bytes);
   }
 
   /**
@@ -840,35 +835,97 @@ export class Codec {
    * @returns {Promise<TensorValues>}
    */
   async dequantizeRows(file, name, first, count) {
-    const t = file.tensors.find((x) => x.name === name);
-    if (!t) throw new RangeError(`no tensor named ${JSON.stringify(name)}`);
+    const t = fileTensor(file, name);
     const r = rowRange(t, first, count);
-    const bytes = file.readRows
-      ? await file.readRows(name, first, count)
-      : /** @type {Function} */ (file.tensorBytes)(name).subarray(r.start, r.start + r.length);
-    return this.#decodeFileBytes(file, t, bytes, r.length);
+    return this.#decodeFileBytes(file, t, await readFileRows(file, t, first, count, r));
   }
 
   /**
-   * Decodes bytes read from a file, in the tensor's own byte order (shards of a split model may
-   * differ), after checking that the reader returned exactly the bytes asked.
+   * Decodes bytes read from a file (readChecked's), in the tensor's own byte order (shards of a
+   * split model may differ).
    * @param {GGUFLike} file
    * @param {GGUFLike['tensors'][number]} t
    * @param {Uint8Array} bytes
-   * @param {number} want
    */
-  #decodeFileBytes(file, t, bytes, want) {
-    if (!ArrayBuffer.isView(bytes) || bytes.byteLength !== want)
-      throw new GGUFError(
-        bytes?.byteLength > want ? 'LONG_READ' : 'SHORT_READ',
-        0,
-        `${t.name}: the reader returned ${bytes?.byteLength} bytes, not ${want}`,
-      );
+  #decodeFileBytes(file, t, bytes) {
     const le = (t.littleEndian ?? file.littleEndian) ? bytes : toLittleEndian(t.type, bytes);
     const values = INTEGER_ARRAYS.get(t.type);
     // The integer and F64 types are values already: a copy in their own typed array.
     return values ? values(le.slice().buffer) : this.dequantize(t.type, le);
   }
+}
+
+/**
+ * The TensorInfo a file call names: a name, or a TensorInfo (its name is looked up in the file).
+ * @param {unknown} file @param {unknown} name
+ * @returns {GGUFLike['tensors'][number]}
+ */
+function fileTensor(file, name) {
+  if (typeof file !== 'object' || file === null || !Array.isArray(/** @type {any} */ (file).tensors))
+    throw new TypeError('file must be a GGUF file from parseGGUF or openGGUF');
+  const key =
+    typeof name === 'string'
+      ? name
+      : name && typeof name === 'object' && typeof (/** @type {any} */ (name).name) === 'string'
+        ? /** @type {any} */ (name).name
+        : null;
+  if (key === null) throw new TypeError("name must be a tensor name or one of the file's TensorInfo objects");
+  const info = /** @type {GGUFLike} */ (file).tensors.find((x) => x.name === key);
+  if (!info) throw new RangeError(`no tensor named ${JSON.stringify(key)}`);
+  return info;
+}
+
+/**
+ * Rows [first, first + count) of a file's tensor (range r), from its readRows, else from
+ * tensorBytes, checked by readChecked.
+ * @param {GGUFLike} file @param {GGUFLike['tensors'][number]} t
+ * @param {number} first @param {number} count @param {{ start: number, length: number }} r
+ */
+function readFileRows(file, t, first, count, r) {
+  const reader = file.readRows;
+  return readChecked(t, r.length, reader, () =>
+    reader
+      ? reader.call(file, t.name, first, count)
+      : /** @type {Function} */ (file.tensorBytes)(t.name).subarray(r.start, r.start + r.length),
+  );
+}
+
+/**
+ * Runs a file's reader and checks what it gives: exactly `want` bytes in an ArrayBufferView
+ * (GGUFError BAD_READ when it is not one, SHORT_READ / LONG_READ for another length). A reader of
+ * openGGUF's throws GGUFErrors or its signal's reason, passed on; another reader's error becomes
+ * GGUFError READ naming the tensor, with the error as its cause.
+ * @param {GGUFLike['tensors'][number]} t @param {number} want
+ * @param {Function | undefined} reader @param {() => unknown} read
+ * @returns {Promise<Uint8Array>}
+ */
+async function readChecked(t, want, reader, read) {
+  let b;
+  try {
+    b = await read();
+  } catch (e) {
+    if (e instanceof GGUFError || (reader && CHECKED_READERS.has(reader))) throw e;
+    const err = new GGUFError(
+      'READ',
+      0,
+      `${t.name}: the file's reader failed: ${/** @type {any} */ (e)?.message ?? e}`,
+    );
+    /** @type {any} */ (err).cause = e;
+    throw err;
+  }
+  if (!ArrayBuffer.isView(b))
+    throw new GGUFError(
+      'BAD_READ',
+      0,
+      `${t.name}: the file's reader returned ${b === null ? 'null' : Array.isArray(b) ? 'an array' : typeof b}, not a Uint8Array`,
+    );
+  if (b.byteLength !== want)
+    throw new GGUFError(
+      b.byteLength > want ? 'LONG_READ' : 'SHORT_READ',
+      0,
+      `${t.name}: the file's reader returned ${b.byteLength} bytes, not ${want}`,
+    );
+  return b instanceof Uint8Array ? b : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /**
@@ -889,7 +946,8 @@ const INTEGER_ARRAYS = new Map(
 /**
  * What a tensor of a file decodes to: f32 values, or for I8, I16, I32, I64 and F64 tensors their
  * own values in Int8Array, Int16Array, Int32Array, BigInt64Array or Float64Array.
- * @typedef {Float32Array | Int8Array | Int16Array | Int32Array | BigInt64Array | Float64Array} TensorValues
+ * @typedef {Float32Array<ArrayBuffer> | Int8Array<ArrayBuffer> | Int16Array<ArrayBuffer> | Int32Array<ArrayBuffer> |
+ *   BigInt64Array<ArrayBuffer> | Float64Array<ArrayBuffer>} TensorValues
  */
 
 /**

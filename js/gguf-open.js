@@ -105,6 +105,14 @@ function checkOptions(opt) {
 }
 
 /**
+ * The readers openGGUF makes (readTensor, readRows of its results): their errors are GGUFErrors
+ * or the abort signal's reason already, so callers pass them on as they are (js/codec.js wraps
+ * other readers' errors).
+ * @type {WeakSet<Function>}
+ */
+export const CHECKED_READERS = new WeakSet();
+
+/**
  * Opens a GGUF file lazily: reads and validates the header (every tensor's data must lie inside
  * the source), then reads tensors on demand. An array of sources is a split model
  * (name-00001-of-0000N.gguf): metadata from the first shard, tensors from all. Resolves to the
@@ -145,9 +153,31 @@ export async function openGGUF(source, options = {}) {
     tensors = [];
     const names = new Set();
     heads.forEach((hd, i) => {
+      // Every shard must say which of how many it is, as the first does (llama.cpp's loader
+      // reads split.no and split.count from each), and count the same tensors.
       const no = hd.metadata.get('split.no');
-      if (no !== undefined && Number(no) !== i)
-        throw new GGUFError('SPLIT', 0, `shard ${i + 1} says split.no = ${no}; shards must be given in order`);
+      if (no === undefined || Number(no) !== i)
+        throw new GGUFError(
+          'SPLIT',
+          0,
+          no === undefined
+            ? `shard ${i + 1} has no split.no; it is not a shard of this split model`
+            : `shard ${i + 1} says split.no = ${no}; shards must be given in order`,
+        );
+      const c = hd.metadata.get('split.count');
+      if (c === undefined || Number(c) !== count)
+        throw new GGUFError(
+          'SPLIT',
+          0,
+          `shard ${i + 1} says split.count = ${c === undefined ? '(none)' : c}, the first shard ${count}`,
+        );
+      const tc = hd.metadata.get('split.tensors.count');
+      if (tc !== undefined && Number(tc) !== total)
+        throw new GGUFError(
+          'SPLIT',
+          0,
+          `shard ${i + 1} says split.tensors.count = ${tc}, the first shard ${h.metadata.get('split.tensors.count') ?? '(none)'}`,
+        );
       for (const t of hd.tensors) {
         if (names.has(t.name))
           throw new GGUFError('DUPLICATE_TENSOR', 0, `tensor ${JSON.stringify(t.name)} appears in two shards`);
@@ -164,7 +194,7 @@ export async function openGGUF(source, options = {}) {
     return srcs[i].read(heads[i].dataOffset + t.offset + start, length);
   };
   const g = { ...h, tensors };
-  return {
+  const file = {
     ...g,
     shards: heads.length,
     /**
@@ -190,4 +220,7 @@ export async function openGGUF(source, options = {}) {
       return read(t, r.start, r.length);
     },
   };
+  CHECKED_READERS.add(file.readTensor);
+  CHECKED_READERS.add(file.readRows);
+  return file;
 }

@@ -2,6 +2,9 @@
 // browsers, bundlers, workers and any runtime without a more specific entry; the builds are fetched next to the module (embedded copy as the fallback).
 
 import { initWith } from './init.js';
+import { openGGUF } from './gguf.js';
+import { readImatrix } from './model/imatrix.js';
+import { planWith, quantizeWith } from './model/quantize.js';
 import { cached } from './loader.js';
 import { bundledModule } from './bundled-url.js';
 
@@ -45,4 +48,36 @@ export async function init(options = {}) {
     minSplitBytes,
     roundBytes,
   });
+}
+
+/** @type {import('./model/quantize.js').Env} */
+const ENV = { init, openGGUF, readImatrix };
+
+/**
+ * The per-tensor plan llama-quantize would follow for a model (types, sizes, the output's header,
+ * total size and bits per weight), without writing anything. See README "Quantizing whole models".
+ * @param {unknown} source anything openGGUF takes, or a file openGGUF or parseGGUF returned
+ * @param {import('./model/quantize.js').QuantizeModelOptions} options { ftype, imatrix, ...llama-quantize's flags }
+ * @returns {Promise<import('./model/recipe.js').QuantizePlan>}
+ * @throws {import('./model/errors.js').PlanError} what llama-quantize would refuse; GGUFError for the source
+ */
+export function planQuantize(source, options) {
+  return planWith(ENV, source, options);
+}
+
+/**
+ * Quantizes a model as llama_model_quantize does, byte for byte, and streams the file to `sink`
+ * (header first, then the tensors front to back): a function given each chunk, a WritableStream
+ * (FileSystemWritableFileStream too) or a Node FileHandle; with keepSplit an array of one per
+ * output shard. Memory is bounded by a few chunks of rows, not by the model.
+ * @param {unknown} source anything openGGUF takes, or a file openGGUF or parseGGUF returned
+ * @param {unknown} sink
+ * @param {import('./model/quantize.js').QuantizeModelOptions} options { ftype, imatrix, ...flags,
+ *   threads | codec, signal, onProgress }
+ * @returns {Promise<import('./model/recipe.js').QuantizePlan>} the plan written
+ * @throws {import('./model/errors.js').PlanError} what llama-quantize would refuse, UNSUPPORTED
+ *   types, BAD_OPTION; GGUFError for the source; the sink's errors; the signal's reason
+ */
+export function quantizeModel(source, sink, options) {
+  return quantizeWith(ENV, source, sink, options);
 }

@@ -1,7 +1,7 @@
 // init, shared by the entry points: option checks, backend selection, instantiation.
 
 import { Codec } from './codec.js';
-import { backendOf, instantiate, moduleFrom, relaxedUnsupported, simdSupported } from './loader.js';
+import { buildInfo, checkModule, instantiate, moduleFrom, relaxedUnsupported, simdSupported } from './loader.js';
 
 /**
  * @typedef {object} InitOptions
@@ -46,10 +46,11 @@ export async function initWith(options, bundled) {
     }
     module ??= await bundled(backend === 'scalar' || (backend === 'auto' && !simdSupported()) ? 'scalar' : 'simd128');
   }
-  const got = backendOf(module);
+  checkModule(module);
+  const instance = await instantiate(module);
+  const got = buildInfo(instance).backend;
   if (backend !== 'auto' && got !== backend)
     throw new Error(`backend ${backend} requested, but the given module is the ${got} build`);
-  const instance = await instantiate(module);
   // A given relaxed build runs only where the probe passes (through the instance where the runtime
   // cannot compile the probe module).
   const why = got === 'relaxed' ? relaxedUnsupported(instance) : '';

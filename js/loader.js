@@ -211,18 +211,39 @@ export async function moduleFrom(source, fetchFn = globalThis.fetch) {
 }
 
 /**
- * Which build a module is, from its exports.
+ * Checks, before instantiating it, that a module is a blockquant build that runs on its own memory.
  * @param {WebAssembly.Module} module
- * @returns {Backend}
  * @throws {TypeError} when it is not a blockquant build
  */
-export function backendOf(module) {
+export function checkModule(module) {
   const names = WebAssembly.Module.exports(module).map((e) => e.name);
-  if (!names.includes('bq_scratch_base') || !names.includes('memory')) {
-    throw new TypeError('the wasm module is not a blockquant build (no bq_scratch_base / memory export)');
+  if (!names.includes('bq_build_info') || !names.includes('memory')) {
+    throw new TypeError('the wasm module is not a blockquant build (no bq_build_info / memory export)');
   }
-  if (names.some((n) => n.endsWith('__relaxed'))) return 'relaxed';
-  return names.some((n) => n.endsWith('__simd128')) ? 'simd128' : 'scalar';
+}
+
+// bq_build_info() (src/build_info.c): the instruction set in the low byte, then two flags.
+const BUILD_ISAS = /** @type {const} */ (['scalar', 'simd128', 'relaxed']);
+const BUILD_SHARED_MEMORY = 0x100;
+const BUILD_TEST_EXPORTS = 0x200;
+
+/**
+ * What a blockquant build says it is (its bq_build_info export): the build, whether it runs on a
+ * shared memory (the threads build) and whether it is a test variant (every kernel exported).
+ * @param {WebAssembly.Instance} instance
+ * @returns {{ backend: Backend, sharedMemory: boolean, testExports: boolean }}
+ * @throws {TypeError} when it is not a blockquant build
+ */
+export function buildInfo(instance) {
+  const f = /** @type {unknown} */ (instance.exports.bq_build_info);
+  const info = typeof f === 'function' ? f() : undefined;
+  const backend = typeof info === 'number' ? BUILD_ISAS[info & 0xff] : undefined;
+  if (!backend) throw new TypeError(`the wasm module is not a blockquant build (bq_build_info gave ${info})`);
+  return {
+    backend,
+    sharedMemory: (info & BUILD_SHARED_MEMORY) !== 0,
+    testExports: (info & BUILD_TEST_EXPORTS) !== 0,
+  };
 }
 
 /**

@@ -2,6 +2,7 @@
 // the kernel that serves it: what ggml_quantize_chunk(type, values, out, 0, rows, rowLength,
 // imatrix) writes.
 
+import { apart } from './overlap.js';
 import { typeId, typeInfo, typeFlags, byteLength, CODEC_TYPES, QUANTIZE_PLAIN, QUANTIZE_ROWS } from './types.js';
 
 /**
@@ -88,12 +89,13 @@ export function quantizeCall(type, values, options) {
       typeSize: info.typeSize,
       requiresImatrix: info.requiresImatrix,
     },
-    x: values,
+    // Values or weights that overlap out are read as they were at the call.
+    x: apart(values, y),
     y,
     cols,
     rows: cols === 0 ? 0 : values.length / cols,
     rowBytes: byteLength(id, cols),
-    imatrix: byRows ? imatrix : null,
+    imatrix: byRows && imatrix ? apart(imatrix, y) : null,
     kernel: byRows ? `bq_${info.name}_quantize_rows` : `bq_${info.name}_quantize`,
     byRows,
   };

@@ -12,7 +12,7 @@ import { GGUFError } from './gguf-format.js';
  * @typedef {{ size: number, read(offset: number, length: number): Promise<Uint8Array>, name: string }} ByteSource
  *
  * @typedef {ParseOptions & { fetch?: typeof fetch, headers?: HeadersInit, allowFullDownload?: boolean,
- *   signal?: AbortSignal }} OpenOptions
+ *   maxBytes?: number, signal?: AbortSignal }} OpenOptions
  */
 
 /**
@@ -185,12 +185,99 @@ async function bodyOf(res, n, at, url) {
   return out;
 }
 
+/** Whether a value is a fetch Response (of this realm or another). @param {unknown} r */
+function isResponse(r) {
+  if (typeof Response !== 'undefined' && r instanceof Response) return true;
+  const x = /** @type {any} */ (r);
+  return (
+    !!x &&
+    typeof x === 'object' &&
+    typeof x.status === 'number' &&
+    !!x.headers &&
+    typeof x.headers.get === 'function' &&
+    typeof x.arrayBuffer === 'function'
+  );
+}
+
+/** What a full download may buffer when the server declares no size (OpenOptions.maxBytes). */
+export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+
+/** @param {OpenOptions} opt */
+function maxBytesOf(opt) {
+  const m = opt.maxBytes;
+  if (m === undefined) return undefined;
+  if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 0)
+    throw new RangeError(`openGGUF: maxBytes must be a non-negative safe integer, got ${String(m)}`);
+  return m;
+}
+
+/**
+ * The body of a 200 answer (a full download): exactly its Content-Length when it declares one
+ * (and that is within maxBytes, when given), else read as it streams up to maxBytes
+ * (DEFAULT_MAX_BYTES when not given), never holding more.
+ * @param {Response} res @param {string} url @param {number | undefined} max
+ * @param {AbortSignal | undefined} signal
+ */
+async function fullBody(res, url, max, signal) {
+  const len = res.headers.get('content-length');
+  const declared = len !== null && /^\s*\d+\s*$/.test(len) && Number.isSafeInteger(Number(len)) ? Number(len) : null;
+  const limit = declared ?? max ?? DEFAULT_MAX_BYTES;
+  if (declared !== null && max !== undefined && declared > max) {
+    discard(res);
+    throw new GGUFError('TOO_LARGE', 0, `${url}: the file is ${declared} bytes, more than maxBytes (${max})`);
+  }
+  try {
+    if (declared !== null) return await bodyOf(res, declared, 0, url);
+    const chunks = [];
+    let got = 0;
+    if (!res.body) {
+      const b = new Uint8Array(await res.arrayBuffer());
+      if (b.length > limit) throw tooLong(url, limit);
+      return b;
+    }
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      got += value.length;
+      if (got > limit) {
+        reader.cancel().catch(() => {});
+        throw tooLong(url, limit);
+      }
+      chunks.push(value);
+    }
+    const out = new Uint8Array(got);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return out;
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason;
+    if (e instanceof GGUFError) throw e;
+    throw failed('NETWORK', 0, `${url}: the body broke off: ${/** @type {any} */ (e)?.message ?? e}`, e);
+  }
+}
+
+/** @param {string} url @param {number} limit */
+function tooLong(url, limit) {
+  return new GGUFError(
+    'TOO_LARGE',
+    0,
+    `${url}: the server declares no size and the body goes on past ${limit} bytes (maxBytes); pass a larger maxBytes to download more`,
+  );
+}
+
 /**
  * An HTTP(S) URL read with Range requests. Every answer must be a 206 whose Content-Range is
- * exactly the range asked, with the first answer's total, ETag and Last-Modified; later requests
- * send If-Range with the first validator, so a file that changed is refused (CHANGED) instead of
- * mixed. A server that answers 200 (no Range support) is refused (NO_RANGE) unless
- * allowFullDownload, which then keeps the whole body in memory.
+ * exactly the range asked. The first answer must carry a strong validator (a strong ETag, else
+ * Last-Modified) and every later one must repeat it with the same total, no validator differing;
+ * later requests send If-Range with it. So pieces of two versions are never mixed: a file that
+ * changed, or an answer that cannot show it did not, is refused (CHANGED). A server without a
+ * strong validator (NO_VALIDATOR) or without Range support (NO_RANGE) is refused unless
+ * allowFullDownload, which downloads the file whole in one answer (fullBody: at most its
+ * Content-Length, or maxBytes).
  * @param {string} url
  * @param {OpenOptions} opt
  * @param {AbortSignal | undefined} signal
@@ -198,28 +285,36 @@ async function bodyOf(res, n, at, url) {
 async function urlSource(url, opt, signal) {
   const f = opt.fetch ?? globalThis.fetch;
   if (typeof f !== 'function') throw new TypeError('openGGUF: fetch must be a function');
-  /** @type {{ etag: string | null, lastModified: string | null, size: number } | null} */
+  /** @type {{ etag: string | null, lastModified: string | null, size: number, strong: 'etag' | 'last-modified' } | null} */
   let first = null;
   // If-Range is not a CORS-safelisted header: on a cross-origin URL in a page or worker it would
   // need a preflight that many file hosts refuse. There the answers' validators are compared only.
   const here = /** @type {any} */ (globalThis).location?.href;
   const ifRange = !here || new URL(url).origin === new URL(here).origin;
-  /** @param {number} o @param {number} n */
+  /** @param {number} o @param {number} n  n = 0: the whole file, without Range */
   const request = async (o, n) => {
     const headers = new Headers(opt.headers);
-    headers.set('Range', `bytes=${o}-${o + n - 1}`);
+    if (n > 0) headers.set('Range', `bytes=${o}-${o + n - 1}`);
     // Byte ranges of the file itself, not of a compressed encoding (browsers decide this anyway).
     if (!headers.has('Accept-Encoding')) headers.set('Accept-Encoding', 'identity');
     // If-Range needs a strong validator: a strong ETag, else Last-Modified.
     const validator =
       ifRange && first && (first.etag && !first.etag.startsWith('W/') ? first.etag : first.lastModified);
-    if (validator) headers.set('If-Range', validator);
+    if (validator && n > 0) headers.set('If-Range', validator);
+    let res;
     try {
-      return { res: await f(url, { headers, signal }), conditional: !!validator };
+      res = await f(url, { headers, signal });
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
       throw failed('NETWORK', o, `${url}: ${/** @type {any} */ (e)?.message ?? e}`, e);
     }
+    if (!isResponse(res))
+      throw new GGUFError(
+        'BAD_RESPONSE',
+        o,
+        `${url}: the fetch option returned ${res === null ? 'null' : typeof res}, not a Response`,
+      );
+    return { res, conditional: !!validator };
   };
   /** Reads the body; a failure mid-body is NETWORK (or the abort reason). */
   const body = async (/** @type {Response} */ res, /** @type {number} */ n, /** @type {number} */ o) => {
@@ -256,7 +351,11 @@ async function urlSource(url, opt, signal) {
     if (first) {
       const etag = res.headers.get('etag'),
         lm = res.headers.get('last-modified');
+      // The answer must prove it is the representation first opened: the same strong validator
+      // (a missing or weak one proves nothing), the same total, and no validator that differs.
+      const proven = first.strong === 'etag' ? etag === first.etag : lm === first.lastModified;
       if (
+        !proven ||
         total !== first.size ||
         (etag ?? first.etag) !== first.etag ||
         (lm ?? first.lastModified) !== first.lastModified
@@ -264,10 +363,16 @@ async function urlSource(url, opt, signal) {
         throw new GGUFError(
           'CHANGED',
           o,
-          `${url} changed since it was opened (size ${first.size} -> ${total}, ETag ${first.etag} -> ${etag}, Last-Modified ${first.lastModified} -> ${lm})`,
+          `${url} changed since it was opened, or the server cannot show it did not (size ${first.size} -> ${total}, ETag ${first.etag} -> ${etag}, Last-Modified ${first.lastModified} -> ${lm})`,
         );
     }
     return total;
+  };
+
+  /** The whole file from a 200 answer, never buffering past maxBytes. @param {Response} res */
+  const whole = async (res) => {
+    const all = await fullBody(res, url, maxBytesOf(opt), signal);
+    return { ...bufferSource(all), name: url };
   };
 
   const probe = await request(0, 1);
@@ -281,19 +386,7 @@ async function urlSource(url, opt, signal) {
         `${url}: the server ignored the Range request (HTTP 200, not 206); pass { allowFullDownload: true } to download the whole file`,
       );
     }
-    const len = res0.headers.get('content-length');
-    let all;
-    if (len !== null && /^\d+$/.test(len.trim()) && Number.isSafeInteger(Number(len)))
-      all = await body(res0, Number(len), 0);
-    else {
-      try {
-        all = new Uint8Array(await res0.arrayBuffer());
-      } catch (e) {
-        if (signal?.aborted) throw signal.reason;
-        throw failed('NETWORK', 0, `${url}: the body broke off: ${/** @type {any} */ (e)?.message ?? e}`, e);
-      }
-    }
-    return { ...bufferSource(all), name: url };
+    return whole(res0);
   }
   if (res0.status !== 206) {
     discard(res0);
@@ -307,7 +400,27 @@ async function urlSource(url, opt, signal) {
     throw e;
   }
   await body(res0, 1, 0);
-  first = { etag: res0.headers.get('etag'), lastModified: res0.headers.get('last-modified'), size };
+  const etag0 = res0.headers.get('etag'),
+    lm0 = res0.headers.get('last-modified');
+  /** @type {'etag' | 'last-modified' | null} */
+  const strong = etag0 && !etag0.startsWith('W/') ? 'etag' : lm0 ? 'last-modified' : null;
+  if (!strong) {
+    // Without a strong validator no later answer can show it comes from the same version of the
+    // file: pieces of two versions could be mixed. One whole answer is one version.
+    if (!opt.allowFullDownload)
+      throw new GGUFError(
+        'NO_VALIDATOR',
+        0,
+        `${url}: the server sends no strong ETag and no Last-Modified, so the pieces of a Range read cannot be checked to come from one version of the file; pass { allowFullDownload: true } to download it whole`,
+      );
+    const full = await request(0, 0);
+    if (full.res.status !== 200) {
+      discard(full.res);
+      throw new GGUFError('HTTP', 0, `${url}: HTTP ${full.res.status} to a request for the whole file`);
+    }
+    return whole(full.res);
+  }
+  first = { etag: etag0, lastModified: lm0, size, strong };
   return {
     size,
     name: url,
@@ -338,8 +451,8 @@ async function urlSource(url, opt, signal) {
 /**
  * Turns anything openGGUF accepts into a checked byte source: every read returns exactly the
  * bytes asked (a view the caller must not modify for buffer sources) or throws GGUFError
- * (SHORT_READ, LONG_READ, BAD_READ, READ, and for URLs NETWORK, HTTP, NO_RANGE, BAD_RANGE,
- * CHANGED); an abort of `options.signal` rejects with its reason, now and on every later read.
+ * (SHORT_READ, LONG_READ, BAD_READ, READ, and for URLs NETWORK, HTTP, NO_RANGE, NO_VALIDATOR,
+ * BAD_RANGE, BAD_RESPONSE, CHANGED, TOO_LARGE); an abort of `options.signal` rejects with its reason, now and on every later read.
  * @param {unknown} src ArrayBuffer, any ArrayBufferView, Blob/File, URL, or { size, read, name? }
  * @param {OpenOptions} opt
  * @returns {Promise<ByteSource>}

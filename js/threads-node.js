@@ -2,30 +2,18 @@
 // from node:worker_threads running js/worker-node.js. See js/threads.js.
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { execArgv } from 'node:process';
+import { availableParallelism } from 'node:os';
 import { initThreads, threadsModuleURL } from './threads.js';
-
-/**
- * The process's Node options for a worker, without those about the main script (a worker given
- * --input-type, inherited from `node --input-type=module -e ...`, refuses to start).
- * @returns {string[]}
- */
-function workerArgv() {
-  const out = [];
-  for (let i = 0; i < execArgv.length; i++) {
-    const a = execArgv[i];
-    if (/^(-e|-p|--eval|--print)$/.test(a)) i++;
-    else if (!/^--(input-type|eval|print)=/.test(a)) out.push(a);
-  }
-  return out;
-}
 
 /**
  * A Node worker_threads worker running js/worker-node.js.
  * @type {import('./threads.js').Spawn}
  */
 export function spawnNode() {
-  const w = new Worker(new URL('./worker-node.js', import.meta.url), { execArgv: workerArgv() });
+  // No Node options: js/worker-node.js needs none, and a worker given the parent's would refuse
+  // the process-wide ones (--max-old-space-size, --stack-size, --expose-gc, V8 flags, and
+  // --input-type from `node --input-type=module -e ...`) and not start.
+  const w = new Worker(new URL('./worker-node.js', import.meta.url), { execArgv: [] });
   return {
     post: (m) => w.postMessage(m),
     onMessage: (f) => w.on('message', f),
@@ -61,7 +49,7 @@ export async function threadsModuleFile() {
  * @param {import('./init.js').InitOptions} rest init's other options
  * @param {() => Promise<import('./codec.js').Codec>} single the one-thread codec
  * @param {import('./threads.js').ThreadOptions} thresholds
- * @returns {Promise<import('./threads.js').ThreadedCodec | (import('./codec.js').Codec & { threads: 1 })>}
+ * @returns {ReturnType<typeof initThreads>}
  * @throws {RangeError} threads that is not a positive integer
  */
 export function initThreadsNode(threads, rest, single, thresholds) {
@@ -73,6 +61,7 @@ export function initThreadsNode(threads, rest, single, thresholds) {
     spawn: other ? null : spawnNode,
     single,
     stagingBytes: rest.stagingBytes,
+    parallelism: availableParallelism(),
     ...thresholds,
   });
 }

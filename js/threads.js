@@ -25,10 +25,13 @@ import { Codec } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, kernelNames, run } from './worker-core.js';
 import { quantizeCall, domainError } from './quantize-call.js';
+import { dequantizeCall, dequantizeResidentCall, matvecCall, matvecKernels, productsCall } from './call-args.js';
+import { fetchOrEmbedded } from './bundled-url.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
 /** @typedef {import('./codec.js').TensorValues} TensorValues */
+/** @typedef {import('./quantize-call.js').QuantizeOptions} QuantizeOptions */
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -69,6 +72,15 @@ const align = (n) => Math.ceil(n / ALIGN) * ALIGN;
  * @typedef {() => WorkerLike} Spawn
  * @typedef {[string, ...number[]]} KernelCall
  */
+
+/**
+ * How many threads this host runs at once: os.availableParallelism() in Node (given by
+ * threads-node.js as env.parallelism), navigator.hardwareConcurrency in browsers and Deno, else 1.
+ */
+function hostParallelism() {
+  const n = /** @type {any} */ (globalThis).navigator?.hardwareConcurrency;
+  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+}
 
 /**
  * Why this runtime cannot run blockquant on threads, or '' when it can: shared memory
@@ -408,17 +420,6 @@ export class Pool {
 }
 
 /**
- * @param {number | string} type
- * @param {'quantize' | 'dequantize' | 'matvec'} op
- */
-function typeFor(type, op) {
-  const id = typeId(type);
-  const info = typeInfo(id);
-  if (!info[op]) throw new TypeError(`ggml type ${info.name} (${id}) is not supported by blockquant for ${op}`);
-  return { id, ...info };
-}
-
-/**
  * A codec whose matvec, matvecs, dequantize and quantize run on worker threads sharing its wasm
  * memory and return Promises; every other method is the synchronous Codec's (js/codec.js). Made by
  * init({ threads: n }) where threads can run; close() stops the workers.
@@ -450,9 +451,10 @@ export class ThreadedCodec {
    * @param {Codec} codec on the main instance of the threads build
    * @param {Pool} pool
    * @param {Tensor[]} held the workers' blocks
-   * @param {ThreadOptions} [options]
+   * @param {ThreadOptions & { requested?: number, why?: string }} [options] requested: the threads asked for; why: why fewer run
    */
   constructor(codec, pool, held, options = {}) {
+    const o = options;
     this.#minSplit = options.minSplitBytes ?? MIN_SPLIT_BYTES;
     this.#roundBytes = Math.max(ALIGN * 64, options.roundBytes ?? ROUND_BYTES);
     this.#codec = codec;
@@ -464,6 +466,10 @@ export class ThreadedCodec {
     this.threads = pool.size + 1;
     /** Worker threads started (threads - 1). */
     this.workers = pool.size;
+    /** The threads init was asked for (more than `threads` when capped at the host's parallelism). */
+    this.threadsRequested = o.requested ?? this.threads;
+    /** Why `threads` is below `threadsRequested`, or '' when it is not. */
+    this.threadsError = o.why ?? '';
     /** The build the workers run ('simd128': the threads build has the SIMD128 kernels). */
     this.backend = codec.backend;
     /** The main instance's raw wasm exports, for tests and benchmarks. */
@@ -549,8 +555,9 @@ export class ThreadedCodec {
   #address(W) {
     if (!(W instanceof Tensor))
       throw new TypeError('expected a tensor handle from codec.tensor() or codec.loadTensor()');
+    const ptr = W.byteOffset; // throws for a forged handle (a Proxy, Object.create) and once disposed
     if (!this.#own.has(W)) throw new TypeError('this tensor handle belongs to another blockquant codec instance');
-    return W.byteOffset; // throws once disposed
+    return ptr;
   }
 
   /** Copies a matrix into wasm memory once; as Codec.tensor. */
@@ -592,11 +599,28 @@ export class ThreadedCodec {
   /**
    * Quantizes f32 values, as Codec.quantize (the same bytes for any thread count), split over the
    * workers by blocks, or by rows when the call uses importance weights or a grid type's quantizer.
+   * @overload
    * @param {number | string} type
    * @param {Float32Array} values whole rows of rowLength values (one row by default)
-   * @param {import('./quantize-call.js').QuantizeOptions | Uint8Array} [options] { imatrix, rowLength, out }
-   * @returns {Promise<Uint8Array<ArrayBuffer>>} out, or a new array
+   * @param {QuantizeOptions & { out?: undefined }} [options] { imatrix, rowLength }
+   * @returns {Promise<Uint8Array<ArrayBuffer>>} a new array
    * @throws {TypeError | RangeError} (rejects) as Codec.quantize; a worker's failure
+   */
+  /**
+   * Quantizes f32 values into out, as Codec.quantize.
+   * @template {Uint8Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {O | QuantizeOptions & { out?: O }} [options] { imatrix, rowLength, out }
+   * @returns {Promise<O>} out
+   */
+  /**
+   * As the overloads say.
+   * @param {number | string} type
+   * @param {Float32Array} values
+   * @param {QuantizeOptions | Uint8Array} [options]
+   * @returns {Promise<Uint8Array>}
    */
   quantize(type, values, options) {
     return this.#serial(async () => {
@@ -677,6 +701,38 @@ export class ThreadedCodec {
   }
 
   /**
+   * Decodes a resident tensor to a new array, as Codec.dequantize, split by blocks over the workers.
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: undefined }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * Decodes a resident tensor into out, as Codec.dequantize, split by blocks over the workers.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor a resident tensor of this codec
+   * @param {{ out?: O }} options
+   * @returns {Promise<O>} out
+   */
+  /**
+   * Decodes whole blocks to a new array, as Codec.dequantize, split by blocks over the workers.
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes
+   * @param {undefined} [out]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * Decodes whole blocks into out, as Codec.dequantize, split by blocks over the workers.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} bytes
+   * @param {O} [out]
+   * @returns {Promise<O>} out
+   */
+  /**
    * Decodes whole blocks to f32, as Codec.dequantize (the bytes given, or a resident tensor's:
    * dequantize(W, { out })), split by blocks over the workers.
    * @param {number | string | Tensor} type
@@ -694,25 +750,8 @@ export class ThreadedCodec {
       let t, y;
       if (type instanceof Tensor) {
         src = this.#address(type);
-        t = typeFor(type.type, 'dequantize');
-        const n = type.rows * type.cols;
-        y = /** @type {{ out?: Float32Array }} */ (bytes ?? {}).out ?? new Float32Array(n);
-        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-        if (y.length !== n) throw new RangeError(`out holds ${y.length} values; the ${t.name} tensor decodes to ${n}`);
-      } else {
-        t = typeFor(type, 'dequantize');
-        if (!ArrayBuffer.isView(bytes)) throw new TypeError('bytes must be a Uint8Array (or another ArrayBuffer view)');
-        q = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        if (q.length % t.typeSize !== 0)
-          throw new RangeError(
-            `bytes: ${q.length} bytes is not a whole number of ${t.name} blocks (${t.typeSize} bytes each)`,
-          );
-        const n = (q.length / t.typeSize) * t.blockSize;
-        y = out ?? new Float32Array(n);
-        if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-        if (y.length !== n)
-          throw new RangeError(`out holds ${y.length} values; ${q.length} bytes of ${t.name} decode to ${n}`);
-      }
+        ({ t, y } = dequantizeResidentCall(type, bytes));
+      } else ({ t, q, y } = dequantizeCall(type, bytes, out));
       const n = y.length;
       if (n * 4 < this.#minSplit)
         return type instanceof Tensor
@@ -745,20 +784,42 @@ export class ThreadedCodec {
   }
 
   /**
+   * y = W x for resident weights, as Codec.matvec, as a new array.
    * @overload
    * @param {Tensor} tensor resident weights of this codec
    * @param {Float32Array} x tensor.cols values
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Promise<Float32Array>}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
    */
   /**
+   * y = W x for resident weights, as Codec.matvec, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor} tensor resident weights of this codec
+   * @param {Float32Array} x tensor.cols values
+   * @param {{ out?: O, exact?: boolean }} options
+   * @returns {Promise<O>} out
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, as Codec.matvec, as a new array.
    * @overload
    * @param {number | string} type
    * @param {Uint8Array} weights
    * @param {number} rows
    * @param {Float32Array} x
-   * @param {{ out?: Float32Array, exact?: boolean }} [options]
-   * @returns {Promise<Float32Array>}
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>>}
+   */
+  /**
+   * y = W x for rows of quantized (or float) values, as Codec.matvec, into out.
+   * @template {Float32Array} O
+   * @overload
+   * @param {number | string} type
+   * @param {Uint8Array} weights
+   * @param {number} rows
+   * @param {Float32Array} x
+   * @param {{ out?: O, exact?: boolean }} options
+   * @returns {Promise<O>} out
    */
   /**
    * y = W x, as Codec.matvec (bit-identical), the rows split over the workers.
@@ -776,24 +837,32 @@ export class ThreadedCodec {
       return this.#serial(async () => (await this.#matvecs([a], b, o.exact, o.out ? [o.out] : undefined, null))[0]);
     }
     return this.#serial(async () => {
-      const t = typeFor(a, 'matvec');
-      if (!ArrayBuffer.isView(b)) throw new TypeError('weights must be a Uint8Array');
-      const w = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-      const rows = /** @type {number} */ (c);
-      if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError('rows must be a non-negative integer');
-      if (!(d instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
-      const rowBytes = byteLength(t.id, d.length);
-      if (w.length !== rows * rowBytes)
-        throw new RangeError(
-          `weights hold ${w.length} bytes; ${rows} rows of ${d.length} ${t.name} values need ${rows * rowBytes}`,
-        );
-      const o = /** @type {{ out?: Float32Array, exact?: boolean }} */ (e ?? {});
-      if (w.length < this.#minSplit) return this.#codec.matvec(t.id, w, rows, d, o);
-      const W = { type: t.id, rows, cols: d.length, bytes: w };
-      return (await this.#matvecs([W], d, o.exact, o.out ? [o.out] : undefined, w))[0];
+      // (inputs that overlap out are read as they were at the call)
+      const m = matvecCall(a, b, c, d, e);
+      if (m.w.length < this.#minSplit)
+        return this.#codec.matvec(m.t.id, m.w, m.rows, m.v, { out: m.y, exact: m.exact });
+      const W = { type: m.t.id, rows: m.rows, cols: m.cols, bytes: m.w };
+      return (await this.#matvecs([W], m.v, m.exact, [m.y], m.w))[0];
     });
   }
 
+  /**
+   * Several products with one x, as Codec.matvecs, as new arrays.
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: undefined, exact?: boolean }} [options]
+   * @returns {Promise<Float32Array<ArrayBuffer>[]>}
+   */
+  /**
+   * Several products with one x, as Codec.matvecs, into out's arrays.
+   * @template {Float32Array} O
+   * @overload
+   * @param {Tensor[]} tensors
+   * @param {Float32Array} x
+   * @param {{ out?: O[], exact?: boolean }} options
+   * @returns {Promise<O[]>} out's arrays
+   */
   /**
    * Several products with one x (each tensor's rows split over the workers, all in one round),
    * as Codec.matvecs.
@@ -818,39 +887,14 @@ export class ThreadedCodec {
    * @returns {Promise<Float32Array[]>}
    */
   async #matvecs(list, x, exactOption, outs, bytes) {
-    if (!(x instanceof Float32Array)) throw new TypeError('x must be a Float32Array');
-    const cols = x.length;
-    if (outs !== undefined && (!Array.isArray(outs) || outs.length !== list.length))
-      throw new TypeError(`out must be an array of ${list.length} Float32Arrays, one per tensor`);
-    const exact = exactOption === true;
-    const jobs = list.map((W, i) => {
-      if (!bytes) this.#address(W);
-      const { type, rows, cols: wc } = /** @type {Tensor} */ (W);
-      const t = typeFor(type, 'matvec');
-      const tv = exact || !t.dot || t.vecDot === GGMLType.F32 ? GGMLType.F32 : t.vecDot;
-      if (wc !== cols)
-        throw new RangeError(`x holds ${cols} values; tensor ${i} (${rows}x${wc} ${t.name}) has ${wc} columns`);
-      const y = outs === undefined ? new Float32Array(rows) : /** @type {unknown[]} */ (outs)[i];
-      if (!(y instanceof Float32Array)) throw new TypeError('out must be a Float32Array');
-      if (y.length !== rows) throw new RangeError(`out holds ${y.length} values; the product has ${rows}`);
-      const vname = typeInfo(tv).name;
-      return {
-        W,
-        rows,
-        rowBytes: byteLength(t.id, cols),
-        tv,
-        name: `bq_${t.name}_matvec_${vname}`,
-        qname: `bq_${vname}_quantize`,
-        y,
-        yp: 0,
-        vp: 0,
-      };
+    const c = productsCall(list, x, exactOption, outs, (W) => (bytes ? 0 : this.#address(W)));
+    const { cols, exact } = c;
+    const jobs = c.jobs.map(({ W, t, rows, y }) => {
+      const { tv, name } = matvecKernels(t, exact);
+      return { W, rows, rowBytes: byteLength(t.id, cols), tv, name, y, yp: 0, vp: 0 };
     });
     if (!bytes && jobs.reduce((s, j) => s + j.rows * j.rowBytes, 0) < this.#minSplit)
-      return this.#codec.matvecs(/** @type {Tensor[]} */ (list), x, {
-        exact,
-        out: /** @type {Float32Array[] | undefined} */ (outs),
-      });
+      return this.#codec.matvecs(/** @type {Tensor[]} */ (list), c.v, { exact, out: c.jobs.map((j) => j.y) });
     const tvs = [...new Set(jobs.map((j) => j.tv))];
     const xb = align(cols * 4);
     const qb = tvs.map((tv) => (tv === GGMLType.F32 ? 0 : align(byteLength(tv, cols))));
@@ -859,7 +903,7 @@ export class ThreadedCodec {
     if (bytes) need += align(bytes.length);
     const xp = this.#scratchAt(need);
     let p = xp + xb;
-    new Float32Array(this.#mem.buffer, xp, cols).set(x);
+    new Float32Array(this.#mem.buffer, xp, cols).set(c.v);
     /** @type {Map<number, number>} */
     const vps = new Map();
     tvs.forEach((tv, i) => {
@@ -922,18 +966,12 @@ export class ThreadedCodec {
  * embedded copy where that cannot be fetched.
  * @returns {Promise<WebAssembly.Module>}
  */
-export async function threadsModuleURL() {
-  try {
-    const res = await fetch(new URL('../wasm/blockquant-threads.wasm', import.meta.url));
-    if (res.ok) return await WebAssembly.compile(await res.arrayBuffer());
-  } catch {
-    // the embedded copy below
-  }
-  const b64 = (await import('./wasm/threads.js')).default;
-  const bin = atob(b64);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return WebAssembly.compile(bytes);
+export function threadsModuleURL() {
+  return fetchOrEmbedded(
+    () => new URL('../wasm/blockquant-threads.wasm', import.meta.url),
+    () => import('./wasm/threads.js'),
+    'threads',
+  );
 }
 
 /**
@@ -971,20 +1009,33 @@ export async function spawnEmbedded() {
  * an error.
  * @param {number} n threads, an integer >= 1: the calling thread and n - 1 workers
  * @param {{ module: () => Promise<WebAssembly.Module>, spawn: Spawn | null, single: () => Promise<Codec>,
- *   fallbackSpawn?: () => Promise<Spawn>, stagingBytes?: number } & ThreadOptions} env how this
- *   runtime loads the threads build and starts workers (fallbackSpawn: another way, tried when
- *   the workers of spawn cannot start), and the thresholds of ThreadOptions
- * @returns {Promise<ThreadedCodec | (Codec & { threads: 1 })>}
+ *   fallbackSpawn?: () => Promise<Spawn>, stagingBytes?: number, parallelism?: number } & ThreadOptions} env
+ *   how this runtime loads the threads build and starts workers (fallbackSpawn: another way, tried
+ *   when the workers of spawn cannot start), how many threads the host runs at once (default
+ *   navigator.hardwareConcurrency: n is capped at it), and the thresholds of ThreadOptions
+ * @returns {Promise<ThreadedCodec | (Codec & { threads: 1, threadsRequested: number, threadsError: string })>}
+ *   threads: what runs; threadsRequested: n; threadsError: why threads < n ('' when it is not)
  * @throws {RangeError} n that is not a positive integer
  */
 export async function initThreads(n, env) {
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`threads must be a positive integer, got ${String(n)}`);
-  const one = async () => {
+  const requested = n;
+  // More threads than the host runs at once only add workers (and their memory) that wait.
+  const host = env.parallelism ?? hostParallelism();
+  let why = n > host ? `capped at ${host}: the host runs ${host} thread${host === 1 ? '' : 's'} at once` : '';
+  n = Math.min(n, host);
+  /** @param {string} reason why no worker runs ('' when one thread was all that was asked) */
+  const one = async (reason) => {
     const c = await env.single();
     Object.defineProperty(c, 'threads', { value: 1, enumerable: true });
-    return /** @type {Codec & { threads: 1 }} */ (c);
+    Object.defineProperty(c, 'threadsRequested', { value: requested, enumerable: true });
+    Object.defineProperty(c, 'threadsError', { value: reason, enumerable: true });
+    return /** @type {Codec & { threads: 1, threadsRequested: number, threadsError: string }} */ (c);
   };
-  if (n === 1 || !env.spawn || threadsUnsupported()) return one();
+  if (n === 1) return one(why);
+  if (!env.spawn) return one('this build or backend has no threads (the threads build has the SIMD128 kernels)');
+  const unsupported = threadsUnsupported();
+  if (unsupported) return one(unsupported);
   /** @type {WebAssembly.Module} */
   let module;
   /** @type {WebAssembly.Memory} */
@@ -996,8 +1047,8 @@ export async function initThreads(n, env) {
     // The module's own minimum is a few pages; grown by the codec as it needs.
     memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
     instance = await WebAssembly.instantiate(module, { env: { memory } });
-  } catch {
-    return one();
+  } catch (e) {
+    return one(`the threads build cannot be loaded: ${/** @type {any} */ (e)?.message ?? e}`);
   }
   const codec = new Codec(instance, 'simd128', env.stagingBytes ?? 4 << 20);
   const ex = /** @type {Record<string, any>} */ (instance.exports);
@@ -1017,14 +1068,14 @@ export async function initThreads(n, env) {
   let pool;
   try {
     pool = await Pool.start(n - 1, env.spawn, module, memory, blocks);
-  } catch {
+  } catch (first) {
     try {
-      if (!env.fallbackSpawn) throw new Error('no other way to start workers');
+      if (!env.fallbackSpawn) throw first;
       pool = await Pool.start(n - 1, await env.fallbackSpawn(), module, memory, blocks);
-    } catch {
+    } catch (e) {
       for (const t of held) t.dispose();
-      return one();
+      return one(`the workers could not start: ${/** @type {any} */ (e)?.message ?? e}`);
     }
   }
-  return new ThreadedCodec(codec, pool, held, env);
+  return new ThreadedCodec(codec, pool, held, { ...env, requested, why });
 }

@@ -26,6 +26,11 @@
 #define BQ_OWN_SUM_iq2_xs_q8_K__ref ~,
 #define BQ_OWN_SUM_iq2_s_q8_K__ref ~,
 #define BQ_OWN_SUM_iq3_xxs_q8_K__ref ~,
+#define BQ_OWN_SUM_iq2_xxs_q8_K__simd128 ~, /* src/simd128/iqdot.h: the reference's result */
+#define BQ_OWN_SUM_iq2_xs_q8_K__simd128 ~,
+#define BQ_OWN_SUM_iq2_s_q8_K__simd128 ~,
+#define BQ_OWN_SUM_iq3_xxs_q8_K__simd128 ~,
+#define BQ_OWN_SUM_iq3_s_q8_K__simd128 ~,
 
 #define BQ_ARG3(a, b, c, ...) c
 #define BQ_ARG3_(...) BQ_ARG3(__VA_ARGS__)

@@ -38,15 +38,22 @@ const tempDir = () => {
   return d;
 };
 
-/** A GGUF with one F32 tensor of `rows` rows of 4096 values, and a 1-D norm. */
-function model(rows, kv = [{ key: 'general.name', type: 8, value: 'safety' }]) {
+/**
+ * A one-layer llama-architecture GGUF (what quantize needs: general.architecture and its
+ * block_count) with one F32 weight of `rows` rows of 4096 values, and a 1-D norm.
+ */
+function model(rows) {
   const w = new Float32Array(4096 * rows);
   for (let i = 0; i < w.length; i++) w[i] = Math.sin(i * 0.37) * (1 + (i % 97) / 50);
   return writeGGUF({
-    kv,
+    kv: [
+      { key: 'general.architecture', type: 8, value: 'llama' },
+      { key: 'general.name', type: 8, value: 'safety' },
+      { key: 'llama.block_count', type: 4, value: 1 },
+    ],
     tensors: [
-      { name: 'blk.0.w', type: GGMLType.F32, dims: [4096, rows], data: new Uint8Array(w.buffer) },
-      { name: 'blk.0.norm', type: GGMLType.F32, dims: [64], data: new Uint8Array(256) },
+      { name: 'blk.0.ffn_up.weight', type: GGMLType.F32, dims: [4096, rows], data: new Uint8Array(w.buffer) },
+      { name: 'blk.0.attn_norm.weight', type: GGMLType.F32, dims: [64], data: new Uint8Array(256) },
     ],
   });
 }
@@ -129,7 +136,7 @@ test('an existing OUT is kept without --force (exit 2) and replaced whole with i
   const g = parseGGUF(new Uint8Array(readFileSync(out)));
   assert.deepEqual(
     g.tensors.map((t) => t.type),
-    [GGMLType.Q8_0, GGMLType.F32],
+    [GGMLType.F32, GGMLType.Q8_0], // llama's order: attn_norm before ffn_up,
   );
   assert.deepEqual(listing(dir), ['in.gguf', 'out.gguf']);
 
@@ -247,7 +254,7 @@ test('a failed write to stdout (a full disk) exits 1 naming stdout', async () =>
   const dir = tempDir();
   const input = join(dir, 'in.gguf');
   writeFileSync(input, model(4));
-  for (const args of [['inspect', input], ['dump', input, 'blk.0.w'], ['--version']]) {
+  for (const args of [['inspect', input], ['dump', input, 'blk.0.ffn_up.weight'], ['--version']]) {
     const r = await run([], {
       command: 'bash',
       argv: ['-c', 'exec "$0" "$@" > /dev/full', process.execPath, BIN, ...args],
@@ -267,9 +274,9 @@ test('a reader that went away ends every command quietly with status 0', async (
   for (const args of [
     ['inspect', input],
     ['inspect', input, '--json'],
-    ['dump', input, 'blk.0.w'],
+    ['dump', input, 'blk.0.ffn_up.weight'],
     ['stats', input],
-    ['quantize', input, join(dir, 'out.gguf'), '--type', 'q4_0'],
+    ['quantize', input, join(dir, 'out.gguf'), '--type', 'q4_0', '--quiet'], // no progress lines on stderr
     ['--help'],
     ['--version'],
     ['dump', '--help'],
@@ -290,7 +297,7 @@ test('a reader that went away ends every command quietly with status 0', async (
     BIN,
     'dump',
     input,
-    'blk.0.w',
+    'blk.0.ffn_up.weight',
   ]);
   assert.equal(p.stderr.toString(), '');
   assert.match(p.stdout.toString(), /^.{10} 0 0\n$/s);
@@ -339,28 +346,27 @@ test('per-command --help, --opt=value, and strict options (exit 2 with the comma
   const dir = tempDir();
   const input = join(dir, 'in.gguf');
   writeFileSync(input, model(4));
-  const q = await run(['quantize', input, join(dir, 'o.gguf'), '--type=q5_0', '--keep-1d=f32']);
+  const q = await run(['quantize', input, join(dir, 'o.gguf'), '--type=q5_0', '--tensor-type=attn_k=q8_0']);
   assert.equal(q.code, 0, q.err);
   const o = parseGGUF(new Uint8Array(readFileSync(join(dir, 'o.gguf'))));
   assert.deepEqual(
     o.tensors.map((t) => t.type),
-    [GGMLType.Q5_0, GGMLType.F32],
+    [GGMLType.F32, GGMLType.Q5_0], // llama's order: attn_norm before ffn_up,
   );
-  // A K type, spelled as llama.cpp spells it: rows of 4096 are whole 256-blocks.
-  const k = await run(['quantize', input, join(dir, 'k.gguf'), '--type=Q4_K']);
+  // A K type, spelled as ggml spells it (every tensor at it): rows of 4096 are whole 256-blocks.
+  const k = await run(['quantize', input, join(dir, 'k.gguf'), '--type=q4_K']);
   assert.equal(k.code, 0, k.err);
   const kg = parseGGUF(new Uint8Array(readFileSync(join(dir, 'k.gguf'))));
   assert.deepEqual(
     kg.tensors.map((t) => t.type),
-    [GGMLType.Q4_K, GGMLType.F32],
+    [GGMLType.F32, GGMLType.Q4_K], // llama's order: attn_norm before ffn_up,
   );
   assert.equal(kg.metadata.get('general.file_type'), 14);
-  assert.match(
-    k.out,
-    /^ {2}blk\.0\.w +f32 -> q4_K\n {2}blk\.0\.norm +f32 kept +\(1-D\)\n.*: 1 of 2 tensors converted to q4_K\n$/,
-  );
+  assert.match(k.out, /^.*k\.gguf: every tensor at q4_K, 2 tensors\n/);
+  assert.match(k.out, /^ {2}q4_K +1 +9216$/m);
+  assert.match(k.err, /^\[2\/2\] blk\.0\.ffn_up\.weight +\[4096, 4\] +f32 -> q4_K /m);
   rmSync(join(dir, 'k.gguf'));
-  const d = await run(['dump', input, 'blk.0.w', '--rows=1:3']);
+  const d = await run(['dump', input, 'blk.0.ffn_up.weight', '--rows=1:3']);
   assert.equal(d.code, 0, d.err);
   assert.equal(d.out.trim().split('\n').length, 2);
   for (const args of [

@@ -110,19 +110,44 @@ test('stats reports each format for each float tensor', async () => {
   assert.ok(Math.abs(Number(rmse) - Math.sqrt(se / x.length)) < 1e-7, `${rmse} vs ${Math.sqrt(se / x.length)}`);
 });
 
-test('quantize requantizes float tensors with the reference quantizer', async () => {
-  const out = join(dir, 'q.gguf');
-  const r = await run('quantize', tiny, out, '--type', 'q5_1', '--keep-1d', 'f32');
-  assert.equal(r.code, 0, r.err);
-  const g = parseGGUF(new Uint8Array(readFileSync(out)));
-  assert.deepEqual(
-    g.tensors.map((t) => t.type),
-    [GGMLType.Q5_1, GGMLType.F32, GGMLType.Q8_0],
+test('quantize converts the float weights with the reference quantizer and copies the rest', async () => {
+  // A llama-shaped model (quantize follows llama-quantize: general.architecture, weight names):
+  // a 2-D F16 weight is converted, the 1-D norm and a tensor whose name does not end in "weight"
+  // are copied as they are.
+  const input = join(dir, 'llama-tiny.gguf');
+  writeFileSync(
+    input,
+    writeGGUF({
+      kv: [
+        { key: 'general.architecture', type: 8, value: 'llama' },
+        { key: 'llama.block_count', type: 4, value: 1 },
+      ],
+      tensors: [
+        { name: 'blk.0.ffn_up.weight', type: GGMLType.F16, dims: [64, 8], data: bq.quantize('f16', w) },
+        { name: 'blk.0.attn_norm.weight', type: GGMLType.F32, dims: [64], data: new Uint8Array(256) },
+        { name: 'blk.0.q', type: GGMLType.Q8_0, dims: [64, 8], data: bq.quantize('q8_0', w) },
+      ],
+    }),
   );
+  const out = join(dir, 'q.gguf');
+  const r = await run('quantize', input, out, '--type', 'q5_1', '--quiet');
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.err, '');
+  const g = parseGGUF(new Uint8Array(readFileSync(out)));
+  const type = (name) => g.tensors.find((t) => t.name === name)?.type;
+  assert.deepEqual(['blk.0.ffn_up.weight', 'blk.0.attn_norm.weight', 'blk.0.q'].map(type), [
+    GGMLType.Q5_1,
+    GGMLType.F32,
+    GGMLType.Q8_0,
+  ]);
   assert.equal(g.metadata.get('general.file_type'), 9);
   const x = bq.dequantize('f16', bq.quantize('f16', w));
-  assert.deepEqual(g.tensorBytes('blk.0.w'), bq.quantize('q5_1', x));
+  assert.deepEqual(g.tensorBytes('blk.0.ffn_up.weight'), bq.quantize('q5_1', x));
   assert.deepEqual(g.tensorBytes('blk.0.q'), bq.quantize('q8_0', w));
+  // A model without general.architecture is refused, as llama-quantize's loader refuses it.
+  const t = await run('quantize', tiny, join(dir, 'q2.gguf'), '--type', 'q4_0');
+  assert.equal(t.code, 1);
+  assert.match(t.err, /^blockquant: .*tiny\.gguf: the model has no general\.architecture\n$/);
 });
 
 test('errors name the file and exit 1; bad usage exits 2 with help', async () => {
@@ -140,7 +165,7 @@ test('errors name the file and exit 1; bad usage exits 2 with help', async () =>
     ['inspect'],
     ['quantize', tiny, 'x.gguf', '--type', 'q8_K'], // activation formats are not model formats
     ['quantize', tiny, 'x.gguf', '--type', 'q8_1'],
-    ['quantize', tiny, 'x.gguf', '--type', 'f16'],
+    ['quantize', tiny, 'x.gguf', '--type', 'i32'], // not a type quantize writes
     ['quantize', tiny, 'x.gguf', '--type', 'q9_0'],
     ['stats', tiny, '--as', 'q8_K,q9_0'],
     ['dump', tiny, 'blk.0.q', '--rows', 'x'],
@@ -150,52 +175,6 @@ test('errors name the file and exit 1; bad usage exits 2 with help', async () =>
     assert.match(u.err + u.out, /usage: blockquant/);
   }
   assert.equal((await run('dump', tiny, 'nothere')).code, 1);
-});
-
-test('quantize sets general.file_type and general.quantization_version once, as llama.cpp does', async () => {
-  const cases = [
-    // No file_type: both keys are added after the last general.* key.
-    [
-      [
-        { key: 'general.name', type: 8, value: 'm' },
-        { key: 'llama.block_count', type: 4, value: 1 },
-      ],
-      'q4_0',
-      2,
-    ],
-    // A file_type of another type (INT32, as some writers store it) is replaced in place.
-    [
-      [
-        { key: 'general.file_type', type: 5, value: 1 },
-        { key: 'general.quantization_version', type: 4, value: 1 },
-        { key: 'general.name', type: 8, value: 'm' },
-      ],
-      'q5_0',
-      8,
-    ],
-    [[], 'q8_0', 7],
-  ];
-  for (const [kv, type, ftype] of cases) {
-    const input = join(dir, `ft-${type}.gguf`);
-    const out = join(dir, `ft-${type}-out.gguf`);
-    writeFileSync(
-      input,
-      writeGGUF({ kv, tensors: [{ name: 'w', type: GGMLType.F16, dims: [64, 8], data: bq.quantize('f16', w) }] }),
-    );
-    const r = await run('quantize', input, out, '--type', type);
-    assert.equal(r.code, 0, r.err);
-    const g = parseGGUF(new Uint8Array(readFileSync(out)));
-    const keys = g.kv.map((e) => e.key);
-    const want = kv.map((e) => e.key);
-    if (!want.includes('general.file_type')) {
-      const at = want.findLastIndex((k) => k.startsWith('general.')) + 1;
-      want.splice(at, 0, 'general.file_type', 'general.quantization_version');
-    }
-    assert.deepEqual(keys, want, type);
-    const ft = g.kv.find((e) => e.key === 'general.file_type');
-    const qv = g.kv.find((e) => e.key === 'general.quantization_version');
-    assert.deepEqual([ft.type, ft.value, qv.type, qv.value], [4, ftype, 4, 2], type);
-  }
 });
 
 test('every spelling of a command help, and strict options with the command usage', async () => {
@@ -241,19 +220,9 @@ test('every spelling of a command help, and strict options with the command usag
   }
 });
 
-// K-quants. Rows of 512 are whole 256-blocks; rows of 96 are whole 32-blocks only; rows of 50 are
-// neither. The values: a smooth signal with a slow drift (no block is constant).
-const K_TYPES = ['q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
-// llama.cpp's LLAMA_FTYPE_MOSTLY_* for a model in one K type (llama.h: Q2_K 10, Q3_K_S 11,
-// Q4_K_S 14, Q5_K_S 16, Q6_K 18; one type for every tensor is the _S mix).
-const K_FILE_TYPE = { q2_K: 10, q3_K: 11, q4_K: 14, q5_K: 16, q6_K: 18 };
-// The documented fallback for rows that are not whole 256-blocks: llama.cpp's (llama-quant.cpp,
-// convert_incompatible_tensor): Q2_K and Q3_K to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0.
-const K_FALLBACK = { q2_K: 'iq4_nl', q3_K: 'iq4_nl', q4_K: 'q5_0', q5_K: 'q5_1', q6_K: 'q8_0' };
-// Relative RMSE bound of a b-bit K type: 2^(1-b) of the signal's RMS (half of a sub-block's range
-// split into 2^b - 1 steps is far above what the rounding leaves on a smooth signal).
-const K_BITS = { q2_K: 2, q3_K: 3, q4_K: 4, q5_K: 5, q6_K: 6 };
-
+// A fixture for stats and dump with K-quants. Rows of 512 are whole 256-blocks; rows of 96 are
+// whole 32-blocks only; rows of 50 are neither. The values: a smooth signal with a slow drift (no
+// block is constant).
 const signal = (n, k) => new Float32Array(n).map((_, i) => Math.sin(i * k) * (1 + (i % 97) / 50) + Math.cos(i * 0.013));
 const kw = signal(512 * 4, 0.37);
 const kodd = signal(96 * 4, 0.7);
@@ -275,63 +244,71 @@ writeFileSync(
   }),
 );
 
-const rms = (x) => Math.sqrt(x.reduce((s, v) => s + v * v, 0) / x.length);
 const rmse = (x, y) => Math.sqrt(x.reduce((s, v, i) => s + (v - y[i]) ** 2, 0) / x.length);
 
-for (const type of K_TYPES) {
-  test(`quantize --type ${type}: whole-block rows become ${type}, others fall back as documented`, async () => {
-    const out = join(dir, `k-${type}.gguf`);
-    const r = await run('quantize', kfile, out, '--type', type);
-    assert.equal(r.code, 0, r.err);
-    const g = parseGGUF(new Uint8Array(readFileSync(out)));
-    assert.deepEqual(
-      g.tensors.map((t) => [t.name, t.type, t.dims]),
-      [
-        ['blk.0.w', GGMLType[type.toUpperCase()], [512, 4]],
-        ['blk.0.odd', GGMLType[K_FALLBACK[type].toUpperCase()], [96, 4]],
-        ['blk.0.tiny', GGMLType.F32, [50, 3]],
-        ['blk.0.norm', GGMLType.F32, [512]],
-        ['blk.0.k', GGMLType.Q4_K, [256, 3]],
-      ],
-    );
-    const ft = g.kv.find((e) => e.key === 'general.file_type');
-    assert.deepEqual([ft.type, ft.value], [4, K_FILE_TYPE[type]]);
-    // Bytes as the codec's quantizer (bit-exact with ggml, tested elsewhere) writes them.
-    assert.deepEqual(g.tensorBytes('blk.0.w'), bq.quantize(type, kw));
-    assert.deepEqual(g.tensorBytes('blk.0.odd'), bq.quantize(K_FALLBACK[type], kodd));
-    assert.deepEqual(g.tensorBytes('blk.0.tiny'), new Uint8Array(ktiny.buffer));
-    assert.deepEqual(g.tensorBytes('blk.0.k'), kq);
-    // And back: within the type's expected error.
-    const back = await bq.dequantizeTensor(g, 'blk.0.w');
-    const e = rmse(kw, back) / rms(kw);
-    assert.ok(e < 2 ** (1 - K_BITS[type]), `${type}: relative RMSE ${e}`);
-    assert.ok(e > 0, `${type}: lossless?`);
-    // Each tensor is reported: what it became and why.
-    assert.match(r.out, new RegExp(`^  blk\\.0\\.w +f32 -> ${type}$`, 'm'));
-    assert.match(
-      r.out,
-      new RegExp(
-        `^  blk\\.0\\.odd +f32 -> ${K_FALLBACK[type]} +\\(rows of 96 are not whole ${type} blocks of 256\\)$`,
-        'm',
-      ),
-    );
-    assert.match(r.out, /^ {2}blk\.0\.tiny +f32 kept +\(rows of 50 are not whole blocks of any format\)$/m);
-    assert.match(r.out, /^ {2}blk\.0\.norm +f32 kept +\(1-D\)$/m);
-    assert.match(r.out, /^ {2}blk\.0\.k +q4_K kept +\(already quantized\)$/m);
-    assert.match(r.out, new RegExp(`: 1 of 5 tensors converted to ${type}, 1 to ${K_FALLBACK[type]}\\n$`));
-  });
-}
-
-test('quantize --type takes names in any case and documents the fallback', async () => {
-  const out = join(dir, 'k-upper.gguf');
-  const r = await run('quantize', kfile, out, '--type', 'Q4_K', '--keep-1d', 'f32');
-  assert.equal(r.code, 0, r.err);
-  assert.equal(parseGGUF(new Uint8Array(readFileSync(out))).tensors[0].type, GGMLType.Q4_K);
+test('quantize --help names every ftype, the aliases and the ggml type spelling', async () => {
   const h = await run('quantize', '--help');
-  for (const t of ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', ...K_TYPES]) assert.match(h.out, new RegExp(`\\b${t}\\b`));
-  assert.doesNotMatch(h.out, /\bq8_K\b|\bq8_1\b/);
-  assert.match(h.out, /llama\.cpp's fallback format/);
-  for (const [t, f] of Object.entries(K_FALLBACK)) assert.match(h.out, new RegExp(`\\b${t} -> ${f}\\b`));
+  assert.equal(h.code, 0, h.err);
+  // llama.h's ftype names, as llama-quantize lists them.
+  for (const t of [
+    'Q4_0',
+    'Q4_1',
+    'Q5_0',
+    'Q5_1',
+    'Q8_0',
+    'Q2_K',
+    'Q2_K_S',
+    'Q3_K_S',
+    'Q3_K_M',
+    'Q3_K_L',
+    'Q4_K_S',
+    'Q4_K_M',
+    'Q5_K_S',
+    'Q5_K_M',
+    'Q6_K',
+    'IQ1_S',
+    'IQ1_M',
+    'IQ2_XXS',
+    'IQ2_XS',
+    'IQ2_S',
+    'IQ2_M',
+    'IQ3_XXS',
+    'IQ3_XS',
+    'IQ3_S',
+    'IQ3_M',
+    'IQ4_NL',
+    'IQ4_XS',
+    'TQ1_0',
+    'TQ2_0',
+    'MXFP4_MOE',
+    'Q1_0',
+    'Q2_0',
+    'F16',
+    'BF16',
+    'F32',
+  ])
+    assert.match(h.out, new RegExp(`\\b${t}\\b`), t);
+  assert.match(h.out, /Q3_K, Q4_K, Q5_K: the _M mixes/);
+  assert.match(h.out, /as ggml spells it \(q4_0, q4_K, iq4_xs, \.\.\.\): every quantizable tensor/);
+  for (const f of [
+    '--imatrix',
+    '--include-weights',
+    '--exclude-weights',
+    '--output-tensor-type',
+    '--token-embedding-type',
+    '--tensor-type',
+    '--pure',
+    '--leave-output-tensor',
+    '--allow-requantize',
+    '--keep-split',
+    '--override-kv',
+    '--prune-layers',
+    '--dry-run',
+    '--threads',
+    '--quiet',
+    '--force',
+  ])
+    assert.match(h.out, new RegExp(`^  ${f}\\b`, 'm'), f);
 });
 
 test('stats --as K types: totals over the whole tensor, worst block and sub-block', async () => {
@@ -387,14 +364,17 @@ test('dump decodes rows of a K tensor; inspect names K types', async () => {
   assert.match(i.out, /^ {2}q4_K +1 tensors, 768 elements, 432 bytes$/m);
 });
 
-test('quantize reads a big-endian input: K tensors copied to little-endian, floats requantized', async () => {
-  // Built byte by byte: an F32 [512, 2] and a Q4_K [256, 2] (its d and dmin, bytes 0-1 and 2-3
-  // of each 144-byte block, are the only multi-byte fields).
+test('quantize reads a big-endian input: a weight requantized, a quantized tensor copied to little-endian', async () => {
+  // Built byte by byte: general.architecture and llama.block_count, an F32 [512, 2] weight and a
+  // Q4_K [256, 2] tensor whose name does not end in "weight" (copied, as llama-quantize copies
+  // it; its d and dmin, bytes 0-1 and 2-3 of each 144-byte block, are its only multi-byte fields).
   const x = signal(1024, 0.21);
   const q = bq.quantize('q4_K', signal(512, 0.5));
-  const b = new Bytes({ le: false }).header(3, 2, 0);
-  b.tensor('w', [512, 2], GGMLType.F32, 0);
-  b.tensor('k', [256, 2], GGMLType.Q4_K, 4096);
+  const b = new Bytes({ le: false }).header(3, 2, 2);
+  b.str('general.architecture').u32(8).str('llama');
+  b.str('llama.block_count').u32(4).u32(1);
+  b.tensor('blk.0.ffn_up.weight', [512, 2], GGMLType.F32, 0);
+  b.tensor('blk.0.k', [256, 2], GGMLType.Q4_K, 4096);
   b.padTo(32);
   for (const v of x) b.f32(v);
   for (let o = 0; o < q.length; o += 144) b.raw(q[o + 1], q[o], q[o + 3], q[o + 2], ...q.subarray(o + 4, o + 144));
@@ -406,6 +386,6 @@ test('quantize reads a big-endian input: K tensors copied to little-endian, floa
   assert.equal(r.code, 0, r.err);
   const g = parseGGUF(new Uint8Array(readFileSync(out)));
   assert.equal(g.littleEndian, true);
-  assert.deepEqual(g.tensorBytes('w'), bq.quantize('q5_K', x));
-  assert.deepEqual(g.tensorBytes('k'), q);
+  assert.deepEqual(g.tensorBytes('blk.0.ffn_up.weight'), bq.quantize('q5_K', x));
+  assert.deepEqual(g.tensorBytes('blk.0.k'), q);
 });

@@ -10,7 +10,7 @@ import { LAYOUT_FORMATS, decodeBlock } from '../demo/layout.js';
 import { gridTables } from '../demo/grids.js';
 import { byteDiagram, elementBytes, explainElement, fmt32, originalOf } from '../demo/formula.js';
 import { typeInfo, GGMLType } from '../js/index.js';
-import { codec, rng } from './lib/helpers.js';
+import { codec, rng, quantizeAny } from './lib/helpers.js';
 
 const bq = await codec();
 const grids = gridTables(bq);
@@ -140,7 +140,7 @@ for (const format of LAYOUT_FORMATS) {
     if (quantize) {
       const x = new Float32Array(nb * blockSize);
       for (let i = 0; i < x.length; i++) x[i] = r.normal() * (i % 89 === 0 ? 6 : 0.04) + (i % 512 < 64 ? 0.03 : 0);
-      sets.push(bq.quantize(format, x));
+      sets.push(quantizeAny(bq, format, x, blockSize));
     }
     const raw = new Uint8Array(nb * typeSize);
     for (let i = 0; i < raw.length; i++) raw[i] = Math.floor(r.next() * 256);

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { LAYOUT_FORMATS, decodeBlock, layoutText, gridOf } from '../demo/layout.js';
 import { gridTables } from '../demo/grids.js';
 import { CODEC_TYPES, typeInfo } from '../js/index.js';
-import { codec, rng } from './lib/helpers.js';
+import { codec, rng, quantizeAny } from './lib/helpers.js';
 
 const bq = await codec();
 const grids = gridTables(bq);
@@ -52,7 +52,7 @@ for (const format of LAYOUT_FORMATS) {
     if (quantize) {
       const x = new Float32Array(nb * blockSize);
       for (let i = 0; i < x.length; i++) x[i] = r.normal() * (i % 97 === 0 ? 8 : 0.05);
-      blocks.push(bq.quantize(format, x));
+      blocks.push(quantizeAny(bq, format, x, blockSize));
     }
     const raw = new Uint8Array(nb * typeSize);
     for (let i = 0; i < raw.length; i++) raw[i] = Math.floor(r.next() * 256);

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, rmSync, readdirSync } from 'node:fs';
 import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -354,3 +354,64 @@ test('a bad PORT is a one-line message and exit status 1', LIMIT, async () => {
     assert.match(lines[0], /PORT/);
   }
 });
+
+test('answers carry a strong ETag and Last-Modified, and If-Range with either gets the range', LIMIT, async () => {
+  const r = await req(port, '/demo/data.gguf', { headers: ['Range: bytes=0-9'] });
+  assert.equal(r.status, 206);
+  const etag = r.headers.etag;
+  assert.match(etag ?? '', /^"[^"]+"$/, 'a strong ETag');
+  assert.ok(r.headers['last-modified'], 'Last-Modified');
+  for (const v of [etag, r.headers['last-modified']]) {
+    const c = await req(port, '/demo/data.gguf', { headers: ['Range: bytes=5-9', `If-Range: ${v}`] });
+    assert.equal(c.status, 206, v);
+    assert.deepEqual(c.body, DATA.subarray(5, 10));
+  }
+  // A file rewritten in place gets a new ETag, and If-Range with the old one the whole new file.
+  const p = join(root, 'demo/changing.gguf');
+  writeFileSync(p, DATA);
+  const before = (await req(port, '/demo/changing.gguf', { headers: ['Range: bytes=0-0'] })).headers.etag;
+  await new Promise((ok) => setTimeout(ok, 20));
+  writeFileSync(p, Buffer.from(DATA).reverse());
+  const after = await req(port, '/demo/changing.gguf', { headers: ['Range: bytes=0-9', `If-Range: ${before}`] });
+  assert.notEqual(after.headers.etag, before);
+  assert.equal(after.status, 200);
+  assert.deepEqual(after.body, Buffer.from(DATA).reverse());
+});
+
+/** File descriptors this process holds now (the server runs in it). */
+const fds = () => readdirSync('/proc/self/fd').length;
+
+test(
+  'requests pipelined on one connection are served one at a time, and nothing outlives the socket',
+  LIMIT,
+  async () => {
+    const base = fds();
+    let peak = base;
+    const watch = setInterval(() => (peak = Math.max(peak, fds())), 1);
+    const n = 500;
+    const text = Array.from({ length: n }, () => 'GET /demo/data.gguf HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n').join('');
+    // A client that sends them all and never reads: the server must not open 500 files at once.
+    const s = connect(port, '127.0.0.1', () => s.write(text));
+    s.on('error', () => {});
+    await new Promise((ok) => setTimeout(ok, 300));
+    const during = fds();
+    s.destroy();
+    for (let i = 0; i < 100 && fds() > base + 2; i++) await new Promise((ok) => setTimeout(ok, 20));
+    clearInterval(watch);
+    assert.ok(
+      peak <= base + 40,
+      `open descriptors rose from ${base} to ${peak} (${during} while the client did not read)`,
+    );
+    assert.ok(fds() <= base + 2, `after the socket closed ${fds()} descriptors are open, ${base} before`);
+    // A client that reads gets every answer (up to the per-connection bound).
+    const few = Array.from(
+      { length: 20 },
+      (_, i) => `GET /demo/data.gguf HTTP/1.1\r\nHost: 127.0.0.1\r\n${i === 19 ? 'Connection: close\r\n' : ''}\r\n`,
+    ).join('');
+    const all = await raw(port, few);
+    assert.equal(all.status, 200);
+    assert.equal(all.body.toString('latin1').split('HTTP/1.1 200 OK').length - 1, 19, 'the 19 answers after the first');
+    // And the server still serves a real file afterwards.
+    assert.equal((await req(port, '/demo/data.gguf')).status, 200);
+  },
+);

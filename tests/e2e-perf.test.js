@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { writeGGUF, GGMLType } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo } from './lib/browser.js';
+import { observeLongTasks, mainThreadTasks } from './lib/long-tasks.js';
 
 const ART = new URL('./artifacts/', import.meta.url);
 mkdirSync(ART, { recursive: true });
@@ -55,47 +56,8 @@ test('the demo stays responsive on a 4096x4096 tensor', { timeout: 600000 }, asy
   const { context, problems } = demo;
   try {
     const page = await demo.newPage();
-    await page.addInitScript(() => {
-      /** @type {any} */ (window).__longTasks = [];
-      new PerformanceObserver((list) => {
-        for (const e of list.getEntries())
-          /** @type {any} */ (window).__longTasks.push({ start: e.startTime, duration: e.duration });
-      }).observe({ type: 'longtask', buffered: true });
-    });
+    await observeLongTasks(page);
     const cdp = await context.newCDPSession(page);
-    /**
-     * Runs act under a trace; returns the renderer main threads' tasks as { wall, cpu } ms.
-     * @param {() => Promise<unknown>} act
-     */
-    const traced = async (act) => {
-      /** @type {any[]} */
-      const events = [];
-      const collect = (/** @type {any} */ d) => events.push(...d.value);
-      cdp.on('Tracing.dataCollected', collect);
-      const complete = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
-      await cdp.send('Tracing.start', {
-        categories: 'devtools.timeline,disabled-by-default-devtools.timeline',
-        transferMode: 'ReportEvents',
-      });
-      try {
-        await act();
-      } finally {
-        await cdp.send('Tracing.end');
-        await complete;
-        cdp.off('Tracing.dataCollected', collect);
-      }
-      const main = new Set(
-        events
-          .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
-          .map((e) => `${e.pid}:${e.tid}`),
-      );
-      assert.ok(main.size > 0, 'the trace names the renderer main thread');
-      const tasks = events
-        .filter((e) => e.ph === 'X' && e.name === 'RunTask' && main.has(`${e.pid}:${e.tid}`))
-        .map((e) => ({ wall: e.dur / 1000, cpu: (e.tdur ?? e.dur) / 1000 }));
-      assert.ok(tasks.length > 0, 'the trace holds main-thread tasks');
-      return tasks;
-    };
     const ready = () =>
       page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 300000, polling: 100 });
     const settle = () => page.waitForTimeout(400);
@@ -103,19 +65,12 @@ test('the demo stays responsive on a 4096x4096 tensor', { timeout: 600000 }, asy
      * Runs an interaction under a trace until the page is ready and settled; returns the main
      * thread's tasks (wall and CPU ms) and the observer's long tasks (wall ms) seen meanwhile.
      */
-    const measure = async (/** @type {() => Promise<unknown>} */ act) => {
-      const t0 = await page.evaluate(() => performance.now());
-      const tasks = await traced(async () => {
+    const measure = (/** @type {() => Promise<unknown>} */ act) =>
+      mainThreadTasks(page, cdp, async () => {
         await act();
         await ready();
         await settle();
       });
-      const observed = await page.evaluate(
-        (t0) => /** @type {any} */ (window).__longTasks.filter((/** @type {any} */ e) => e.start >= t0),
-        t0,
-      );
-      return { tasks, observed };
-    };
     const assertSmooth = async (/** @type {string} */ what, /** @type {() => Promise<unknown>} */ act) => {
       const { tasks, observed } = await measure(act);
       const long = tasks.filter((e) => e.cpu > LONG);

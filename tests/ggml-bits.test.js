@@ -26,7 +26,7 @@ import * as L from './lib/oracle.js';
 import * as K from './lib/oracle-k.js';
 import * as IQ from './lib/oracle-iq.js';
 import { Raw } from './lib/raw.js';
-import { BACKEND, SEED, codec, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, rng, testWasmFile } from './lib/helpers.js';
 import { typeInfo, typeId, blockFields } from '../js/types.js';
 
 console.log(`ggml-bits: seed ${SEED} (BQ_SEED replays), backend ${BACKEND}`);
@@ -41,16 +41,16 @@ const isNaNBits = (/** @type {number} */ u) => (u & 0x7fffffff) > 0x7f800000;
 
 /** The builds to check in this run: the one under test, and on the simd128 run the threads one. */
 async function builds() {
-  const main = await codec();
+  const main = await testCodec();
   const out = [{ name: BACKEND, exports: /** @type {Record<string, any>} */ (main.exports) }];
   if (BACKEND === 'simd128') {
-    const file = new URL('../wasm/blockquant-threads.wasm', import.meta.url);
+    const file = testWasmFile('threads');
     const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
     const { instance } = await WebAssembly.instantiate(readFileSync(file), { env: { memory } });
     out.push({ name: 'threads', exports: { ...instance.exports, memory } });
     // The relaxed build (clang-19) where this runtime runs relaxed SIMD (Node 20 does with
     // --experimental-wasm-relaxed-simd; tests/relaxed.test.js runs it in Chromium).
-    const relaxed = await codec({ backend: 'relaxed' }).catch(() => null);
+    const relaxed = await testCodec({ backend: 'relaxed' }).catch(() => null);
     if (relaxed) out.push({ name: 'relaxed', exports: /** @type {Record<string, any>} */ (relaxed.exports) });
     console.log(`ggml-bits: the relaxed build is ${relaxed ? '' : 'not '}checked in this runtime`);
   }
@@ -215,13 +215,28 @@ function kernels(/** @type {Record<string, any>} */ X, /** @type {RegExp} */ re)
 }
 
 /** The vec_dot pairs whose SIMD128 kernels (dot and matvec) add in ggml's order, so every variant
- * is held to ggml's bits (src/simd128/nvfp4.c, q1_0.c, q2_0.c). */
-const IN_ORDER = new Set(['nvfp4', 'q1_0', 'q2_0']);
+ * is held to ggml's bits (src/simd128/nvfp4.c, q1_0.c, q2_0.c, tq1_0.c, tq2_0.c, iqdot.h and the
+ * grid formats' files). */
+const IN_ORDER = new Set([
+  'nvfp4',
+  'q1_0',
+  'q2_0',
+  'tq1_0',
+  'tq2_0',
+  'iq2_xxs',
+  'iq2_xs',
+  'iq2_s',
+  'iq3_xxs',
+  'iq3_s',
+  'iq1_s',
+  'iq1_m',
+]);
 
 /** Exact: the variant computes in ggml's order (a reference, the public name of a build or pair
- * without a SIMD128 kernel, or an IN_ORDER pair). */
+ * without a SIMD128 kernel, or an IN_ORDER pair with its activation type). */
 function exact(/** @type {Record<string, any>} */ X, /** @type {string} */ base, /** @type {string} */ v) {
-  if (/_(dot|matvec)_q8_0$/.test(base) && IN_ORDER.has(base.slice(3).replace(/_(dot|matvec)_q8_0$/, ''))) return true;
+  const pair = /^bq_(\w+?)_(?:dot|matvec)_(q8_0|q8_K)$/.exec(base);
+  if (pair && IN_ORDER.has(pair[1]) && typeInfo(typeInfo(pair[1]).vecDot).name === pair[2]) return true;
   return v === '__ref' || (v === '' && typeof X[`${base}__simd128`] !== 'function');
 }
 

@@ -271,3 +271,166 @@ test('in a page, If-Range goes only to the same origin (it is not CORS-safeliste
     delete g.location;
   }
 });
+
+/**
+ * Opens `bytes` through a server whose first answer carries `first` validators and later answers
+ * `later` ones (undefined: the header left out), the server ignoring If-Range, and later answers
+ * serving `laterBytes`; returns what reading rows 1..2 of 'w' gives, or its rejection.
+ * @param {Record<string, string>} first @param {Record<string, string>} later
+ * @param {Uint8Array} [laterBytes]
+ */
+async function validatorsThrough(first, later, laterBytes) {
+  const { bytes } = sample();
+  const other = laterBytes ?? bytes;
+  const s = await rangeServer(bytes, (r, a) => {
+    const h = r.n === 0 ? first : later;
+    delete a.headers.etag;
+    delete a.headers['last-modified'];
+    Object.assign(a.headers, h);
+    if (r.n > 0 && r.start !== undefined) {
+      // A server that ignores If-Range: it answers the range of whatever it has now.
+      a.status = 206;
+      a.body = other.subarray(r.start, /** @type {number} */ (r.end) + 1);
+      a.headers['content-range'] = `bytes ${r.start}-${r.end}/${other.length}`;
+    }
+  });
+  try {
+    const f = await openGGUF(s.url);
+    return await f.readRows('w', 1, 2);
+  } finally {
+    await s.close();
+  }
+}
+
+test(
+  'a later answer must prove it is the file first opened: validators that vanish or go weak are CHANGED',
+  T,
+  async () => {
+    const { bytes } = sample();
+    // The same size, other bytes: what a mixed read would return.
+    const other = bytes.slice();
+    for (let i = bytes.length - 64; i < bytes.length; i++) other[i] ^= 0x5a;
+    const lm = 'Tue, 01 Dec 2026 00:00:00 GMT';
+    // The first answer had a strong ETag: a later one without any validator, with only
+    // Last-Modified, or with the weak form of the ETag proves nothing.
+    for (const later of [{}, { 'last-modified': lm }, { etag: 'W/"v1"' }])
+      await assert.rejects(validatorsThrough({ etag: '"v1"' }, later, other), gguf('CHANGED'), JSON.stringify(later));
+    // The first had only Last-Modified: a later one without it proves nothing.
+    await assert.rejects(validatorsThrough({ 'last-modified': lm }, {}, other), gguf('CHANGED'));
+    await assert.rejects(
+      validatorsThrough({ etag: '"v1"', 'last-modified': lm }, { 'last-modified': lm }, other),
+      gguf('CHANGED'),
+    );
+    // The same strong validator: the right rows.
+    const want = await (await openGGUF(bytes)).readRows('w', 1, 2);
+    assert.deepEqual(await validatorsThrough({ etag: '"v1"' }, { etag: '"v1"' }), want);
+    assert.deepEqual(await validatorsThrough({ 'last-modified': lm }, { 'last-modified': lm }), want);
+    assert.deepEqual(await validatorsThrough({ etag: 'W/"v1"', 'last-modified': lm }, { 'last-modified': lm }), want);
+  },
+);
+
+test(
+  'a server with a weak ETag or no validator cannot prove two answers are one file: NO_VALIDATOR, or a full download',
+  T,
+  async () => {
+    const { bytes } = sample();
+    const other = bytes.slice();
+    for (let i = bytes.length - 64; i < bytes.length; i++) other[i] ^= 0x5a;
+    for (const v of [{ etag: 'W/"same"' }, {}]) {
+      // Read in pieces, a constant weak ETag (or none) would let another version's bytes through.
+      await assert.rejects(validatorsThrough(v, v, other), gguf('NO_VALIDATOR'), JSON.stringify(v));
+      // One answer is one version: with allowFullDownload the file is downloaded whole instead.
+      const s = await rangeServer(bytes, (r, a) => {
+        delete a.headers.etag;
+        delete a.headers['last-modified'];
+        Object.assign(a.headers, v);
+      });
+      try {
+        const f = await openGGUF(s.url, { allowFullDownload: true });
+        assert.deepEqual(await f.readRows('w', 1, 2), await (await openGGUF(bytes)).readRows('w', 1, 2));
+        assert.equal(s.log.filter((r) => r.start === undefined).length, 1, 'one full request');
+      } finally {
+        await s.close();
+      }
+    }
+  },
+);
+
+test('a redirect to a different object of the same size is CHANGED', T, async () => {
+  const { bytes } = sample();
+  const other = bytes.slice();
+  for (let i = bytes.length - 64; i < bytes.length; i++) other[i] ^= 0x5a;
+  let n = 0;
+  /** @type {typeof fetch} */
+  const fetch = async (url, init) => {
+    const target = n++ === 0 ? 'http://127.0.0.1:9/a.gguf' : 'http://127.0.0.1:9/b.gguf';
+    const src = n === 1 ? bytes : other;
+    const m = /^bytes=(\d+)-(\d+)$/.exec(new Headers(init?.headers).get('range') ?? '');
+    const start = Number(m?.[1]),
+      end = Math.min(Number(m?.[2]), src.length - 1);
+    const res = new Response(src.slice(start, end + 1), {
+      status: 206,
+      headers: { 'content-range': `bytes ${start}-${end}/${src.length}`, etag: n === 1 ? '"a"' : '"b"' },
+    });
+    Object.defineProperty(res, 'url', { value: target });
+    return res;
+  };
+  const f = await openGGUF('http://127.0.0.1:9/model.gguf', { fetch }).catch((e) => e);
+  // Either the header read already crossed the redirect (CHANGED), or the rows read does.
+  if (f instanceof Error) assert.ok(gguf('CHANGED')(f), String(f));
+  else await assert.rejects(f.readRows('w', 1, 2), gguf('CHANGED'));
+});
+
+test('a full download never holds more than the declared size, or maxBytes when there is none', T, async () => {
+  // An endless 200 body without Content-Length: refused at maxBytes, its stream cancelled.
+  let pulled = 0;
+  let cancelled = false;
+  const endless = () =>
+    new ReadableStream({
+      pull(c) {
+        pulled += 1 << 16;
+        c.enqueue(new Uint8Array(1 << 16));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+  const fetch = async () => new Response(endless(), { status: 200 });
+  await assert.rejects(
+    openGGUF('http://127.0.0.1:9/x.gguf', { fetch, allowFullDownload: true, maxBytes: 1 << 20 }),
+    gguf('TOO_LARGE'),
+  );
+  assert.ok(cancelled, 'the body is cancelled');
+  assert.ok(pulled <= (1 << 20) + (4 << 16), `pulled ${pulled} bytes`);
+  // The default bound (no maxBytes) holds too, at DEFAULT_MAX_BYTES.
+  pulled = 0;
+  cancelled = false;
+  const { DEFAULT_MAX_BYTES } = await import('../js/sources.js');
+  await assert.rejects(openGGUF('http://127.0.0.1:9/x.gguf', { fetch, allowFullDownload: true }), gguf('TOO_LARGE'));
+  assert.ok(cancelled && pulled <= DEFAULT_MAX_BYTES + (4 << 16), `pulled ${pulled} bytes`);
+  // A declared size past maxBytes is refused before the body is read.
+  const { bytes } = sample();
+  const declared = async () =>
+    new Response(bytes, { status: 200, headers: { 'content-length': String(bytes.length) } });
+  await assert.rejects(
+    openGGUF('http://127.0.0.1:9/x.gguf', { fetch: declared, allowFullDownload: true, maxBytes: 100 }),
+    gguf('TOO_LARGE'),
+  );
+  // An undeclared size within maxBytes is read whole.
+  const chunked = async () => new Response(new Blob([bytes]).stream(), { status: 200 });
+  const f = await openGGUF('http://127.0.0.1:9/x.gguf', { fetch: chunked, allowFullDownload: true });
+  assert.deepEqual(await f.readTensor('w'), parseGGUF(bytes).tensorBytes('w'));
+  await assert.rejects(
+    openGGUF('http://127.0.0.1:9/x.gguf', { fetch, allowFullDownload: true, maxBytes: -1 }),
+    RangeError,
+  );
+});
+
+test('a fetch option that returns something other than a Response is a clear GGUFError', T, async () => {
+  for (const bad of [undefined, null, 42, { status: 206 }, 'x'])
+    await assert.rejects(
+      openGGUF('http://127.0.0.1:9/x.gguf', { fetch: /** @type {any} */ (async () => bad) }),
+      (e) => gguf('BAD_RESPONSE')(e) && /not a Response/.test(/** @type {Error} */ (e).message),
+      String(bad),
+    );
+});

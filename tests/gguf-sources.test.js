@@ -312,3 +312,99 @@ test('a file path that cannot be opened is a GGUFError naming it, with the cause
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test(
+  'Node: a FIFO, a directory or a device is refused up front, by path or FileHandle, and never hangs',
+  T,
+  async () => {
+    const { spawnSync, execFileSync } = await import('node:child_process');
+    const dir = await mkdtemp(join(tmpdir(), 'bq-fifo-'));
+    try {
+      const fifo = join(dir, 'model.gguf');
+      execFileSync('mkfifo', [fifo]);
+      // In a child: a hang (open() of a FIFO blocks until a writer comes) would hold the process.
+      const node = new URL('../js/node.js', import.meta.url).href;
+      const script = `
+      const { openGGUF, readImatrix } = await import(${JSON.stringify(node)});
+      const { open, constants } = await import('node:fs/promises');
+      const out = [];
+      for (const p of [${JSON.stringify(fifo)}, ${JSON.stringify(dir)}, '/dev/zero']) {
+        out.push(await openGGUF(p).then(() => 'opened', (e) => e.code));
+        out.push(await readImatrix(p).then(() => 'opened', (e) => e.code));
+      }
+      const fh = await open(${JSON.stringify(fifo)}, constants.O_RDONLY | constants.O_NONBLOCK);
+      out.push(await openGGUF(fh).then(() => 'opened', (e) => e.code));
+      await fh.close();
+      console.log(JSON.stringify(out));`;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        timeout: 15000,
+        encoding: 'utf8',
+      });
+      assert.equal(r.signal, null, `the child hung: ${r.stderr}`);
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), Array(7).fill('NOT_A_FILE'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test('Node: file: URLs open as paths', T, async () => {
+  const { pathToFileURL } = await import('node:url');
+  const dir = await mkdtemp(join(tmpdir(), 'bq-fileurl-'));
+  try {
+    const { bytes } = sample();
+    const p = join(dir, 'a model.gguf');
+    await writeFile(p, bytes);
+    for (const src of [pathToFileURL(p), pathToFileURL(p).href]) {
+      const f = await openGGUF(src);
+      assert.deepEqual(await f.readTensor('w'), parseGGUF(bytes).tensorBytes('w'));
+      await f.close();
+    }
+    await assert.rejects(openGGUF(pathToFileURL(join(dir, 'missing.gguf'))), gguf('OPEN'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test(
+  'split models: shards that disagree on split.count, split.no or split.tensors.count are refused, naming the shard',
+  T,
+  async () => {
+    /**
+     * A shard of a 2-shard split holding one tensor, with `split` keys (undefined: left out).
+     * @param {string} name @param {{ no?: number, count?: number, tensors?: number }} split
+     */
+    const piece = (name, split) =>
+      writeGGUF({
+        kv: [
+          ...(split.no === undefined ? [] : [{ key: 'split.no', type: VT.UINT16, value: split.no }]),
+          ...(split.count === undefined ? [] : [{ key: 'split.count', type: VT.UINT16, value: split.count }]),
+          ...(split.tensors === undefined
+            ? []
+            : [{ key: 'split.tensors.count', type: VT.INT32, value: split.tensors }]),
+        ],
+        tensors: [{ name, type: GGMLType.Q8_0, dims: [64, 2], data: q8Rows(2) }],
+      });
+    const first = piece('a', { no: 0, count: 2, tensors: 2 });
+    // Agreeing shards open.
+    assert.equal((await openGGUF([first, piece('b', { no: 1, count: 2, tensors: 2 })])).tensors.length, 2);
+    for (const [what, second] of [
+      ['split.count 5', piece('b', { no: 1, count: 5, tensors: 2 })],
+      ['no split keys', piece('b', {})],
+      ['no split.no', piece('b', { count: 2, tensors: 2 })],
+      ['no split.count', piece('b', { no: 1, tensors: 2 })],
+      ['split.tensors.count 3', piece('b', { no: 1, count: 2, tensors: 3 })],
+    ])
+      await assert.rejects(
+        openGGUF([first, second]),
+        (e) => gguf('SPLIT')(e) && /shard 2/.test(/** @type {Error} */ (e).message),
+        /** @type {string} */ (what),
+      );
+    // The first shard must say it is shard 0.
+    await assert.rejects(
+      openGGUF([piece('a', { no: 1, count: 2, tensors: 2 }), piece('b', { no: 1, count: 2, tensors: 2 })]),
+      (e) => gguf('SPLIT')(e) && /shard 1/.test(/** @type {Error} */ (e).message),
+    );
+  },
+);

@@ -347,7 +347,7 @@ test(`random allocation and disposal keep every handle's bytes intact, seed ${SE
   all.dispose();
 });
 
-test('the heap: first fit, coalescing in every order, double free refused', () => {
+test('the heap: best fit, coalescing in every order, double free refused', () => {
   const mem = new WebAssembly.Memory({ initial: 1, maximum: 65536 });
   const heap = new WasmHeap(mem, 1024);
   const a = heap.alloc(100, 'a'),
@@ -357,7 +357,7 @@ test('the heap: first fit, coalescing in every order, double free refused', () =
   assert.deepEqual([a, b, c, d], [1024, 1024 + 128, 1024 + 192, 1024 + 256]);
   assert.equal(heap.held, 128 + 64 + 64 + 5056);
   heap.free(b, 64);
-  assert.equal(heap.alloc(10, 'e'), b, 'first fit reuses the hole');
+  assert.equal(heap.alloc(10, 'e'), b, 'the smallest hole that fits is reused');
   heap.free(b, 10);
   heap.free(c, 1); // merges with b's block
   heap.free(a, 100); // merges with both
@@ -378,6 +378,28 @@ test('the heap: first fit, coalescing in every order, double free refused', () =
     (e) =>
       e instanceof RangeError && /huge needs 4294967296 bytes/.test(e.message) && /memoryBytes is \d+/.test(e.message),
   );
+});
+
+test('the heap stays logarithmic: 80k allocations past 80k holes visit O(log n) free blocks each', () => {
+  const mem = new WebAssembly.Memory({ initial: 1, maximum: 65536 });
+  const heap = new WasmHeap(mem, 1024);
+  const n = 80000;
+  // 2n blocks of 64 bytes; every other one freed: n holes of 64 bytes none of which merge.
+  const ptrs = Array.from({ length: 2 * n }, (_, i) => heap.alloc(64, `b${i}`));
+  for (let i = 0; i < 2 * n; i += 2) heap.free(ptrs[i], 64);
+  assert.equal(heap.freeBlocks.length, n + 1, 'n holes and the rest of the memory');
+  // Requests the holes cannot hold: each must find the top block without walking the holes.
+  const before = heap.visits;
+  const big = Array.from({ length: n }, (_, i) => heap.alloc(128, `c${i}`));
+  const per = (heap.visits - before) / n;
+  assert.ok(per <= 4 * Math.log2(2 * n), `${per.toFixed(1)} free blocks visited per allocation`);
+  // Frees that coalesce, and allocations that reuse the holes exactly, stay logarithmic too.
+  const v2 = heap.visits;
+  for (let i = 1; i < 2 * n; i += 2) heap.free(ptrs[i], 64);
+  for (const p of big) heap.free(p, 128);
+  assert.deepEqual(heap.freeBlocks, [[1024, mem.buffer.byteLength - 1024]], 'all coalesced');
+  assert.ok((heap.visits - v2) / (2 * n) <= 4 * Math.log2(2 * n));
+  assert.equal(heap.held, 0);
 });
 
 test('a tensor past the wasm32 limit is a RangeError naming it, before its bytes are read', async () => {

@@ -8,15 +8,15 @@
 // search tables against ggml's (grid, map and neighbour lists, bit for bit), and the statuses:
 // BQ_ENOTABLES before the tables are built, BQ_EINVAL for a row length that is not whole blocks.
 // Run on this build, and on the simd128 run also on the clang-19 threads build
-// (wasm/blockquant-threads.wasm on a shared memory). Seeded.
+// (the test variant of wasm/blockquant-threads.wasm on a shared memory). Seeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, rng, testWasmFile } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
-import { threadsModuleFile } from '../js/threads-node.js';
 
 console.log(`# imat-iq43 test, ${BACKEND} build, seed ${SEED}`);
 
@@ -47,14 +47,14 @@ function withTables(exports) {
 
 /** A fresh instance of the clang-19 threads build on its own shared memory. */
 async function threadsInstance() {
-  const module = await threadsModuleFile();
+  const module = await WebAssembly.compile(readFileSync(testWasmFile('threads')));
   const memory = new WebAssembly.Memory({ initial: 320, maximum: 65536, shared: true });
   return (await WebAssembly.instantiate(module, { env: { memory } })).exports;
 }
 
 /** The builds under test: this one, and on the simd128 run the clang-19 threads build. */
 async function builds() {
-  const list = [{ name: `${BACKEND} build`, raw: withTables((await codec()).exports) }];
+  const list = [{ name: `${BACKEND} build`, raw: withTables((await testCodec()).exports) }];
   if (BACKEND === 'simd128') list.push({ name: 'threads build (clang-19)', raw: withTables(await threadsInstance()) });
   return list;
 }
@@ -293,7 +293,7 @@ test('iq3_xxs, iq3_s: the search tables equal ggml iq3xs_init_impl(256) and (512
 });
 
 test('iq3_xxs, iq3_s: the quantizers return BQ_ENOTABLES until the tables are built, and after they are dropped', async () => {
-  const fresh = [{ name: `${BACKEND} build`, x: (await codec()).exports }];
+  const fresh = [{ name: `${BACKEND} build`, x: (await testCodec()).exports }];
   if (BACKEND === 'simd128') fresh.push({ name: 'threads build (clang-19)', x: await threadsInstance() });
   for (const f of fresh) {
     const raw = new Raw(f.x);

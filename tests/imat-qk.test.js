@@ -4,16 +4,16 @@
 // ggml_quantize_chunk, or quantize_row_<t>_ref for the activation formats Q8_1 and Q8_K. Every
 // row kind of tests/lib/rows.js (NaN payloads, Inf, subnormal, huge...), every importance vector
 // kind, row lengths 32..4096 and several row counts, byte for byte. Run on this build, and on
-// the simd128 run also on the clang-19 threads build (wasm/blockquant-threads.wasm on a shared
+// the simd128 run also on the clang-19 threads build (the test variant of wasm/blockquant-threads.wasm on a shared
 // memory): the same C compiled by another compiler must give the same bytes. Seeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, codec, firstDiff } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, testWasmFile } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
-import { threadsModuleFile } from '../js/threads-node.js';
 
 console.log(`# imat-qk test, ${BACKEND} build, seed ${SEED}`);
 
@@ -26,9 +26,9 @@ const ROWS_TYPES = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K', 'q5_
 
 /** The builds under test: this one, and on the simd128 run the clang-19 threads build. */
 async function builds() {
-  const list = [{ name: `${BACKEND} build`, raw: new Raw((await codec()).exports) }];
+  const list = [{ name: `${BACKEND} build`, raw: new Raw((await testCodec()).exports) }];
   if (BACKEND === 'simd128') {
-    const module = await threadsModuleFile();
+    const module = await WebAssembly.compile(readFileSync(testWasmFile('threads')));
     const memory = new WebAssembly.Memory({ initial: 320, maximum: 65536, shared: true });
     const inst = await WebAssembly.instantiate(module, { env: { memory } });
     list.push({ name: 'threads build (clang-19)', raw: new Raw(inst.exports) });

@@ -11,9 +11,9 @@ import * as M from './lib/oracle-iq.js';
 import * as oracle from './lib/oracle.js';
 import * as oracleK from './lib/oracle-k.js';
 import { Raw } from './lib/raw.js';
-import { BACKEND, SEED, codec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
 
-const bq = await codec();
+const bq = await testCodec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
 const raw = new Raw(bq.exports);
 const TYPES = /** @type {(keyof typeof M.TYPES)[]} */ (Object.keys(M.TYPES));

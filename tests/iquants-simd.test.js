@@ -1,16 +1,17 @@
-// The SIMD128 kernels of IQ4_NL, IQ4_XS, MXFP4 and the IQ2_XXS, IQ3_XXS, IQ3_S decoders
-// (src/simd128/iq4_nl.c, iq4_xs.c, mxfp4.c, iq2_xxs.c, iq3_xxs.c, iq3_s.c) against their
+// The SIMD128 kernels of IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0 and the IQ2_XXS, IQ3_XXS, IQ3_S
+// decoders (src/simd128/iq4_nl.c, iq4_xs.c, mxfp4.c, tq1_0.c, tq2_0.c, iq2_xxs.c, iq3_xxs.c,
+// iq3_s.c) against their
 // references, through the build's raw exports: dequantize bit for bit; dots within 1e-5 of the sum
 // of the reference's |terms|, dots fed in pieces at the type's dot step equal to uncut ones;
 // matvec rows equal to dots. On the SIMD build a kernel listed here that the build does not export
 // fails; on the scalar build only the check that it has none of them runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, rng, sameFloat } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { EDGE_HALVES, assertClose, gaussian, half, randomBytes, simdKernels } from './lib/simd-kernels.js';
 
-const bq = await codec();
+const bq = await testCodec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
 const raw = new Raw(bq.exports);
 
@@ -20,16 +21,45 @@ const KV_MXFP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /**
  * Block geometry: bytes and elements per block, the activation type of the dot and its bytes per
- * block, the dot step (elements), and how the scale is stored (fp16 d at 0, or an E8M0 byte at 0).
- * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0', quantize: boolean }>}
+ * block, the dot step (elements), and how the scale is stored (fp16 d at dOff, default 0, an
+ * E8M0 byte at 0, or IQ1_M's fp16 d in the top nibbles of the four u16 scales at 48); exact: the
+ * SIMD128 dot with the activations keeps the reference's integer sums and float order, so its
+ * result is the reference's to the bit (NaN payloads aside).
+ * @type {Record<string, { bytes: number, blk: number, act?: string, actBytes?: number, step?: number, scale: 'd16' | 'e8m0' | 'iq1m', dOff?: number, exact?: boolean, quantize: boolean }>}
  */
 const FMT = {
   iq4_nl: { bytes: 18, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'd16', quantize: true },
   mxfp4: { bytes: 17, blk: 32, act: 'q8_0', actBytes: 34, step: 128, scale: 'e8m0', quantize: true },
   iq4_xs: { bytes: 136, blk: 256, act: 'q8_K', actBytes: 292, step: 256, scale: 'd16', quantize: true },
-  iq2_xxs: { bytes: 66, blk: 256, scale: 'd16', quantize: false },
-  iq3_xxs: { bytes: 98, blk: 256, scale: 'd16', quantize: false },
-  iq3_s: { bytes: 110, blk: 256, scale: 'd16', quantize: false },
+  tq2_0: {
+    bytes: 66,
+    blk: 256,
+    act: 'q8_K',
+    actBytes: 292,
+    step: 256,
+    exact: true,
+    scale: 'd16',
+    dOff: 64,
+    quantize: true,
+  },
+  tq1_0: {
+    bytes: 54,
+    blk: 256,
+    act: 'q8_K',
+    actBytes: 292,
+    step: 256,
+    exact: true,
+    scale: 'd16',
+    dOff: 52,
+    quantize: true,
+  },
+  iq2_xxs: { bytes: 66, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq2_xs: { bytes: 74, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq2_s: { bytes: 82, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq1_s: { bytes: 50, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq1_m: { bytes: 56, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'iq1m', quantize: false },
+  iq3_xxs: { bytes: 98, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
+  iq3_s: { bytes: 110, blk: 256, act: 'q8_K', actBytes: 292, step: 256, exact: true, scale: 'd16', quantize: false },
 };
 const COUNTS = [1, 2, 3, 7, 8, 9, 64, 65];
 /** @type {Record<string, string[]>} */
@@ -37,9 +67,15 @@ const SIMD_KERNELS = {
   iq4_nl: ['dequantize', 'dot_q8_0', 'dot_f32', 'matvec_q8_0', 'matvec_f32'],
   mxfp4: ['dequantize', 'dot_q8_0', 'dot_f32', 'matvec_q8_0', 'matvec_f32'],
   iq4_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
-  iq2_xxs: ['dequantize'],
-  iq3_xxs: ['dequantize'],
-  iq3_s: ['dequantize'],
+  tq2_0: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  tq1_0: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq2_xxs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq2_xs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq2_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq1_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq1_m: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq3_xxs: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
+  iq3_s: ['dequantize', 'dot_q8_K', 'dot_f32', 'matvec_q8_K', 'matvec_f32'],
 };
 const harness = simdKernels(X, raw);
 const { presenceTest, kernelTest, quantizeRef, dequantizeWith } = harness;
@@ -55,18 +91,27 @@ presenceTest(
 // one (128), the largest (254, 255).
 const EDGE_E8M0 = [0, 1, 2, 3, 25, 26, 127, 128, 129, 200, 254, 255];
 
+/** Sets the fp16 scale h of the block of type t at byte o of b. */
+function setHalf(t, b, o, h) {
+  const dv = new DataView(b.buffer, b.byteOffset);
+  if (FMT[t].scale === 'iq1m')
+    for (let k = 0; k < 4; k++) {
+      const p = o + 48 + 2 * k;
+      dv.setUint16(p, (dv.getUint16(p, true) & 0x0fff) | (((h >> (4 * k)) & 15) << 12), true);
+    }
+  else dv.setUint16(o + (FMT[t].dOff ?? 0), h, true);
+}
+
 /** Edge blocks: edge scales in turn, with codes random, all 0 or all ones. */
 function edgeBlocks(t, nb, r) {
   const { bytes, scale } = FMT[t];
   const b = randomBytes(nb * bytes, r);
-  const dv = new DataView(b.buffer);
-  const hs = scale === 'e8m0' ? 1 : 2;
   for (let i = 0; i < nb; i++) {
     const o = i * bytes;
+    if (i % 3 === 1) b.fill(0, o, o + bytes);
+    if (i % 3 === 2) b.fill(255, o, o + bytes);
     if (scale === 'e8m0') b[o] = EDGE_E8M0[i % EDGE_E8M0.length];
-    else dv.setUint16(o, EDGE_HALVES[i % EDGE_HALVES.length], true);
-    if (i % 3 === 1) b.fill(0, o + hs, o + bytes);
-    if (i % 3 === 2) b.fill(255, o + hs, o + bytes);
+    else setHalf(t, b, o, EDGE_HALVES[i % EDGE_HALVES.length]);
   }
   return b;
 }
@@ -75,10 +120,9 @@ function edgeBlocks(t, nb, r) {
 function finiteBlocks(t, nb, r) {
   const { bytes, scale } = FMT[t];
   const b = randomBytes(nb * bytes, r);
-  const dv = new DataView(b.buffer);
   for (let i = 0; i < nb; i++) {
     if (scale === 'e8m0') b[i * bytes] = 100 + ((r.next() * 40) | 0);
-    else dv.setUint16(i * bytes, 0x1c00 + ((r.next() * 0x1000) | 0), true);
+    else setHalf(t, b, i * bytes, 0x1c00 + ((r.next() * 0x1000) | 0));
   }
   return b;
 }
@@ -109,9 +153,9 @@ function activations(act, x) {
  * of the dot step; ys: bytes of b per block of the weight type. */
 function dotState(name, t, a, b, ys, r, pieces) {
   const { bytes: xs, blk, step } = FMT[t];
-  const sum = name.endsWith('__ref')
-    ? X[`bq_${t}_dot_${name.includes('_f32') ? 'f32' : FMT[t].act}_sum__ref`]
-    : X.bq_acc_sum__simd128;
+  // The pair's result of a state of the kernel's ISA (the lane sum, or ggml's final scale of it).
+  const isa = name.endsWith('__ref') ? '__ref' : '__simd128';
+  const sum = X[`bq_${t}_dot_${name.includes('_f32') ? 'f32' : FMT[t].act}_sum${isa}`];
   return harness.dotState(name, a, b, { xs, ys, blk, per: /** @type {number} */ (step) / blk, sum }, r, pieces);
 }
 
@@ -194,11 +238,10 @@ for (const t of Object.keys(FMT)) {
       }
       // Every scale pattern once: each fp16 d, or each E8M0 byte, over random codes.
       const count = FMT[t].scale === 'e8m0' ? 256 : 65536;
-      const a = randomBytes(count * xs, r),
-        dv = new DataView(a.buffer);
+      const a = randomBytes(count * xs, r);
       for (let i = 0; i < count; i++) {
         if (FMT[t].scale === 'e8m0') a[i * xs] = i;
-        else dv.setUint16(i * xs, i, true);
+        else setHalf(t, a, i * xs, i);
       }
       const d = firstDiff(
         dequantizeWith(`bq_${t}_dequantize__simd128`, a, (a.length / xs) * blk),
@@ -223,7 +266,7 @@ for (const t of Object.keys(FMT)) {
   if (!act) continue;
 
   kernelTest(
-    `${t} . ${act} dot: SIMD128 within 1e-5 of sum |terms| of the reference, the same in pieces`,
+    `${t} . ${act} dot: SIMD128 ${FMT[t].exact ? 'equal to' : 'within 1e-5 of sum |terms| of'} the reference, the same in pieces`,
     [`bq_${t}_dot_${act}__simd128`, `bq_${t}_dot_${act}__ref`, `bq_${act}_quantize__ref`, 'bq_acc_sum__simd128'],
     () => {
       const r = rng(SEED ^ 0x1402);
@@ -235,7 +278,8 @@ for (const t of Object.keys(FMT)) {
           const whole = dotState(`bq_${t}_dot_${act}__simd128`, t, a, b, ys, r, false);
           const cut = dotState(`bq_${t}_dot_${act}__simd128`, t, a, b, ys, r, true);
           const what = `${t} ${kind}, ${nb} blocks (seed ${SEED})`;
-          assertClose(whole.sum, want, termsAbs(t, a, b), what);
+          if (FMT[t].exact) assert.ok(sameFloat(whole.sum, want), `${what}: ${whole.sum} vs reference ${want}`);
+          else assertClose(whole.sum, want, termsAbs(t, a, b), what);
           assert.equal(firstDiff(cut.state, whole.state), -1, `${what}: the dot in pieces differs from the whole`);
           for (let l = 4; l < whole.state.length; l++) assert.equal(whole.state[l], 0, `${what}: lane ${l} is used`);
         }
@@ -280,7 +324,9 @@ for (const t of Object.keys(FMT)) {
         // they run plain dots there.
         for (const nb of [...COUNTS, blk === 32 ? 4097 : 513]) {
           const rows = nb > 64 ? 2 : 5;
-          for (const make of [(n) => randomBytes(n * xs, r), (n) => finiteBlocks(t, n, r), (n) => quantized(t, n, r)]) {
+          const makes = [(n) => randomBytes(n * xs, r), (n) => finiteBlocks(t, n, r)];
+          if (FMT[t].quantize) makes.push((n) => quantized(t, n, r));
+          for (const make of makes) {
             const W = new Uint8Array(rows * nb * xs);
             for (let row = 0; row < rows; row++) W.set(make(nb), row * nb * xs);
             const x = gaussian(nb * blk, r);

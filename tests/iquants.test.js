@@ -6,10 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Raw } from './lib/raw.js';
-import { BACKEND, codec, firstDiff, sameFloat } from './lib/helpers.js';
+import { BACKEND, testCodec, firstDiff, sameFloat } from './lib/helpers.js';
 import { typeInfo, knownTypes, blockFields, GGMLType } from '../js/types.js';
 
-const bq = await codec();
+const bq = await testCodec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
 const raw = new Raw(bq.exports);
 const FOUR = ['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'];

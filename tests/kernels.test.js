@@ -6,10 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oracle from './lib/oracle.js';
 import { Raw, kernelsOf } from './lib/raw.js';
-import { BACKEND, BLOCK_COUNTS, SEED, codec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
+import { BACKEND, BLOCK_COUNTS, SEED, testCodec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
 import { typeInfo, blockFields } from '../js/types.js';
 
-const bq = await codec();
+const bq = await testCodec();
 const raw = new Raw(bq.exports);
 const kernels = kernelsOf(bq.exports);
 /** @type {Map<string, typeof kernels>} */

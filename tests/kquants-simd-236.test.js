@@ -6,12 +6,12 @@
 // export fails its test; on the scalar build only the check that it has no SIMD kernels runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { EDGE_HALVES, gaussian, randomBytes, simdKernels } from './lib/simd-kernels.js';
 import * as ok from './lib/oracle-k.js';
 
-const bq = await codec();
+const bq = await testCodec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
 const raw = new Raw(bq.exports);
 

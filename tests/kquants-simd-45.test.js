@@ -5,11 +5,11 @@
 // on the scalar build only the check that it has no SIMD kernels runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BACKEND, SEED, codec, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { EDGE_HALVES, assertClose, gaussian, half, randomBytes, simdKernels } from './lib/simd-kernels.js';
 
-const bq = await codec();
+const bq = await testCodec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
 const raw = new Raw(bq.exports);
 

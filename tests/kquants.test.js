@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import * as K from './lib/oracle-k.js';
 import { Raw } from './lib/raw.js';
-import { BACKEND, SEED, codec, firstDiff, rng, sameFloat } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, rng, sameFloat } from './lib/helpers.js';
 
 const QK = 256;
 const ALL = [...K.KTYPES, 'q8_K'];
@@ -109,7 +109,7 @@ test('oracle-k dots equal ggml_vec_dot_<t>_q8_K_generic on all 275 golden dots',
 
 // ---- The build's K kernels ----------------------------------------------------------------------
 
-const bq = await codec();
+const bq = await testCodec();
 const X = /** @type {Record<string, any>} */ (bq.exports);
 const raw = new Raw(bq.exports);
 const ISAS = ['', '__ref', '__simd128'];

@@ -7,13 +7,13 @@
 // ggml's generic vec_dot to the bit, in pieces too; f32 dots; matvec rows; stats. Seeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, ROW_KINDS } from './lib/rows.js';
 import { Raw, kernelsOf } from './lib/raw.js';
-import { BACKEND, SEED, codec, edgeInputs, firstDiff, rng, sameFloat } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng, sameFloat, testWasmFile } from './lib/helpers.js';
 import { fromHalf } from './lib/oracle.js';
 import { typeId, typeInfo as info0 } from '../js/types.js';
-import { threadsModuleFile } from '../js/threads-node.js';
 
 const TYPES = ['nvfp4', 'q1_0', 'q2_0'];
 /** The type table's row of a type, with its ggml id. */
@@ -22,10 +22,12 @@ const Q8 = typeInfo('q8_0');
 console.log(`# newtypes test, seed ${SEED}`);
 
 /** The builds to test: the one under test and, with the simd128 build, the threads module. */
-const builds = [{ name: BACKEND, exports: /** @type {Record<string, any>} */ ((await codec()).exports) }];
+const builds = [{ name: BACKEND, exports: /** @type {Record<string, any>} */ ((await testCodec()).exports) }];
 if (BACKEND === 'simd128') {
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 65536, shared: true });
-  const inst = await WebAssembly.instantiate(await threadsModuleFile(), { env: { memory } });
+  const inst = await WebAssembly.instantiate(new WebAssembly.Module(readFileSync(testWasmFile('threads'))), {
+    env: { memory },
+  });
   builds.push({ name: 'threads (clang-19)', exports: /** @type {Record<string, any>} */ (inst.exports) });
 }
 

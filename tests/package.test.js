@@ -43,12 +43,8 @@ const THREADS = {
   firefox: 2,
 };
 
-/**
- * The JSON that `npm pack --json` prints after whatever its prepack step printed (make's own
- * lines, such as make[1]: Entering directory).
- * @param {string} stdout
- */
-const packJSON = (stdout) => stdout.slice(stdout.search(/^\[$/m));
+/** What `npm pack --json` printed on stdout, with its prepack step run (before()). */
+let packStdout = '';
 
 /**
  * Every result of a runtime: no failed check, and the digest this process gets from js/.
@@ -85,7 +81,8 @@ before(async () => {
   expected.relaxed = expected.simd128;
   // The tarball (prepack builds what is missing), installed with no registry access.
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', TMP], { cwd: REPO, maxBuffer: 1 << 24 });
-  const tgz = join(TMP, JSON.parse(packJSON(stdout))[0].filename);
+  packStdout = stdout;
+  const tgz = join(TMP, /** @type {string} */ (stdout.match(/"filename": "([^"]+)"/)?.[1]));
   mkdirSync(APP);
   writeFileSync(join(APP, 'package.json'), JSON.stringify({ name: 'bq-smoke', private: true, type: 'module' }));
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tgz], { cwd: APP });
@@ -94,9 +91,17 @@ before(async () => {
 
 after(() => rmSync(TMP, { recursive: true, force: true }));
 
+test("npm pack --json prints only JSON: the prepack build's output goes to stderr", () => {
+  /** @type {any} */
+  let parsed;
+  assert.doesNotThrow(() => (parsed = JSON.parse(packStdout)), `npm pack --json stdout:\n${packStdout.slice(0, 400)}`);
+  assert.equal(parsed.length, 1);
+  assert.match(parsed[0].filename, /^blockquant-[\d.]+\.tgz$/);
+});
+
 test('the tarball holds the builds, JS, declarations, README and LICENSE, and nothing else', async () => {
   const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO });
-  const files = JSON.parse(packJSON(stdout))[0].files.map((/** @type {any} */ f) => f.path);
+  const files = JSON.parse(stdout)[0].files.map((/** @type {any} */ f) => f.path);
   for (const f of [
     'LICENSE',
     'README.md',
@@ -114,6 +119,8 @@ test('the tarball holds the builds, JS, declarations, README and LICENSE, and no
     'js/wasm/worker-src.js',
     'js/worker.js',
     'js/model/imatrix.js',
+    'js/cli/main.js',
+    'js/cli/commands/quantize.js',
     'wasm/blockquant-threads.wasm',
     'types/index.d.ts',
     'types/node.d.ts',
@@ -122,7 +129,7 @@ test('the tarball holds the builds, JS, declarations, README and LICENSE, and no
     assert.ok(files.includes(f), `${f} is packed`);
   }
   const allowed =
-    /^(LICENSE|README\.md|package\.json|bin\/blockquant|js\/((wasm|gen|model)\/)?[\w-]+\.js|wasm\/[\w-]+\.wasm|types\/((gen|model)\/)?[\w-]+\.d\.ts)$/;
+    /^(LICENSE|README\.md|package\.json|bin\/blockquant|js\/((wasm|gen|model|gguf|cli|cli\/commands)\/)?[\w-]+\.js|wasm\/[\w-]+\.wasm|types\/((gen|model|gguf)\/)?[\w-]+\.d\.ts)$/;
   assert.deepEqual(
     files.filter((/** @type {string} */ f) => !allowed.test(f)),
     [],
@@ -409,6 +416,7 @@ test('a strict TypeScript consumer compiles against the installed package (bundl
           strict: true,
           noEmit: true,
           target: 'es2022',
+          lib: ['es2022', 'dom'],
           module: resolution === 'bundler' ? 'es2022' : 'nodenext',
           moduleResolution: resolution,
           types: [],

@@ -381,6 +381,8 @@ const CASES = [
   ],
   ['block_count as UINT64', withKv('llama.block_count', VT.UINT64, 8n).bytes, { ftype: 'Q4_K_M' }, 'BAD_KV'],
   ['head_count_kv as INT32', withKv('llama.attention.head_count_kv', VT.INT32, 2).bytes, { ftype: 'Q4_K_M' }, 'BAD_KV'],
+  ['general.file_type as INT32', withKv('general.file_type', VT.INT32, 1).bytes, { ftype: 'Q4_K_M' }, 'BAD_KV'],
+  ['general.file_type as UINT32', withKv('general.file_type', VT.UINT32, 1).bytes, { ftype: 'Q4_K_M' }],
   [
     'head_count_kv, an array of 3 for 8 layers',
     headArrays([8, 8, 8, 8, 8, 8, 8, 8], [2, 2, 2]).bytes,

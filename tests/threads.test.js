@@ -38,9 +38,23 @@ function problem(type, rows, cols, seed) {
   return { bytes, x: new Float32Array(cols).map(() => r.normal() * 3) };
 }
 
+/**
+ * A pool of exactly n threads, past the host's parallelism too (init caps n at it; these tests
+ * need 3 threads on a 2-core host to split work unevenly).
+ * @param {number} n @param {import('../js/threads.js').ThreadOptions} [o]
+ */
+const pool = (n, o = {}) =>
+  initThreads(n, {
+    module: threadsModuleFile,
+    spawn: spawnNode,
+    single: () => init({ backend: 'simd128' }),
+    parallelism: n,
+    ...o,
+  });
+
 for (const n of [2, 3]) {
   test(`threads ${n}: matvec on handles and bytes equals one thread for every matvec type`, async () => {
-    const bq = await init({ threads: n, minSplitBytes: 0 });
+    const bq = /** @type {any} */ (await pool(n, { minSplitBytes: 0 }));
     try {
       assert.equal(bq.threads, n);
       assert.equal(bq.workers, n - 1, 'the calling thread is one of the n threads');
@@ -73,7 +87,7 @@ for (const n of [2, 3]) {
 
   test(`threads ${n}: matvecs over mixed types, dequantize and quantize of large inputs equal one thread`, async () => {
     // A small round, so that large inputs take several rounds.
-    const bq = await init({ threads: n, roundBytes: 1 << 20 });
+    const bq = /** @type {any} */ (await pool(n, { roundBytes: 1 << 20 }));
     try {
       const cols = 4096;
       const types = ['q4_0', 'q8_0', 'q4_K', 'q6_K', 'f16', 'iq4_xs'].filter((t) => MATVEC.includes(t));
@@ -114,7 +128,7 @@ test('concurrent calls run in call order and each gets its own result', async ()
 test('many small rounds in a row, more workers than chunks: every call settles with its own result', async () => {
   // Workers that find nothing left to claim finish before the main thread waits; their wakes
   // must not be taken for the next round's.
-  const bq = await init({ threads: 3, minSplitBytes: 0 });
+  const bq = /** @type {any} */ (await pool(3, { minSplitBytes: 0 }));
   try {
     const ps = [0, 1].map((i) => problem('q8_0', 2, 32, SEED + 60 + i));
     const want = ps.map((p) => one.matvec('q8_0', p.bytes, 2, p.x));
@@ -422,5 +436,49 @@ console.log(bq.threads, y.length);`;
     const r = /** @type {{ code: unknown, stdout: string, stderr: string }} */ (await runChild(code));
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), '2 4');
+  }
+});
+
+test('threads are capped at the host parallelism, and the codec says why it runs fewer than asked', async () => {
+  const { availableParallelism } = await import('node:os');
+  const host = availableParallelism();
+  const c = await init({ threads: 33 });
+  try {
+    assert.equal(c.threads, Math.min(33, host));
+    assert.equal(c.threadsRequested, 33);
+    assert.match(c.threadsError, new RegExp(`capped at ${host}`));
+    if ('workers' in c) assert.equal(c.workers, c.threads - 1);
+  } finally {
+    await /** @type {any} */ (c).close?.();
+  }
+  const two = await init({ threads: Math.min(2, host) });
+  try {
+    assert.equal(two.threadsError, '');
+  } finally {
+    await /** @type {any} */ (two).close?.();
+  }
+});
+
+test('Node flags workers refuse (--expose-gc, --max-old-space-size, --stack-size, wasm flags) do not cost the threads', async () => {
+  const { availableParallelism } = await import('node:os');
+  if (availableParallelism() < 2) return assert.fail('this test needs a host that runs 2 threads');
+  const entry = new URL('../js/index-node.js', import.meta.url).href;
+  const script = `const { init } = await import(${JSON.stringify(entry)});
+    const c = await init({ threads: 2 });
+    console.log(JSON.stringify({ threads: c.threads, why: c.threadsError }));
+    await c.close?.();`;
+  for (const flags of [
+    ['--expose-gc'],
+    ['--max-old-space-size=512'],
+    ['--stack-size=900'],
+    ['--experimental-wasm-relaxed-simd'],
+    ['--expose-gc', '--max-old-space-size=512', '--stack-size=900'],
+  ]) {
+    const out = await new Promise((ok, fail) =>
+      execFile(process.execPath, [...flags, '--input-type=module', '-e', script], { timeout: 30000 }, (e, so, se) =>
+        e ? fail(new Error(`${flags}: ${e.message} ${se}`)) : ok(so),
+      ),
+    );
+    assert.deepEqual(JSON.parse(String(out)), { threads: 2, why: '' }, flags.join(' '));
   }
 });

@@ -1,6 +1,7 @@
 // Prints the README's format table from the type table and a build's exports: what blockquant does
 // with every ggml type. tests/readme.test.js checks that the README holds exactly this table.
-// Usage: node tools/format-table.mjs
+// Usage: node tools/format-table.mjs (after make test-wasm)
+import { readFileSync } from 'node:fs';
 import { init, knownTypes, typeInfo } from '../js/index.js';
 
 /** Integer and F64 tensors decode to their own typed arrays (dequantizeTensor, dequantizeRows). */
@@ -13,11 +14,25 @@ const NOTES = {
   q2_0: 'codes −d, 0, +d (code 3, 2d, decodes but ggml never writes it); not the pre-release 128-value Q2_0 files',
 };
 /** The pairs whose SIMD128 dot adds in ggml's order, so that every build equals its vec_dot to the bit. */
-const EXACT_DOT = new Set(['nvfp4', 'q1_0', 'q2_0']);
+const EXACT_DOT = new Set([
+  'nvfp4',
+  'q1_0',
+  'q2_0',
+  'tq1_0',
+  'tq2_0',
+  'iq2_xxs',
+  'iq2_xs',
+  'iq2_s',
+  'iq3_xxs',
+  'iq3_s',
+  'iq1_s',
+  'iq1_m',
+]);
 
 /**
  * The table as markdown lines.
- * @param {Record<string, unknown>} exports the SIMD128 build's exports
+ * @param {Record<string, unknown>} exports the exports of the SIMD128 build's test variant
+ *   (build/test/blockquant-simd128.wasm, whose __simd128 names say which kernels have SIMD code)
  * @returns {string[]}
  */
 export function formatTable(exports) {
@@ -55,6 +70,7 @@ export function formatTable(exports) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const bq = await init({ backend: 'simd128' });
+  const module = readFileSync(new URL('../build/test/blockquant-simd128.wasm', import.meta.url));
+  const bq = await init({ backend: 'simd128', module });
   console.log(formatTable(/** @type {any} */ (bq.exports)).join('\n'));
 }

@@ -45,6 +45,10 @@ export function hparams(md, kv, overrides) {
       throw new PlanError('BAD_KV', `key ${e.key} has wrong array length; expected ${nArr}, got ${a.length}`);
     return Number(a[0]);
   };
+  // The loader reads general.file_type as UINT32 too (and refuses another type), unless overridden.
+  const ft = kv.find((e) => e.key === 'general.file_type');
+  if (ft && ft.type !== VT.UINT32 && !overrides.some((x) => x.key === 'general.file_type' && x.tag === 'int'))
+    throw wrong(ft);
   const nLayer = get('block_count', undefined);
   if (nLayer === undefined) throw new PlanError('MISSING_KEY', `the model has no ${arch}.block_count`);
   const nHead = get('attention.head_count', nLayer) ?? 0;

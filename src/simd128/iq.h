@@ -1,5 +1,6 @@
 /* Helpers shared by the SIMD128 kernels of the non-linear 4-bit formats (iq4_nl.c, iq4_xs.c,
- * mxfp4.c) and the grid decoders (iq2_xxs.c, iq3_xxs.c, iq3_s.c).
+ * mxfp4.c) and the grid decoders (iq2_xxs.c, iq2_xs.c, iq2_s.c, iq3_xxs.c, iq3_s.c, iq1_s.c,
+ * iq1_m.c).
  *
  * Values are small signed integers (a 16-entry table for the 4-bit formats, grid magnitudes times
  * a sign for the grid formats), so each goes into the top byte of an i32 lane with zeros below
@@ -28,6 +29,10 @@ BQ_DOT_PROTO(iq4_xs, q8_K, __simd128);
 BQ_DOT_PROTO(iq4_xs, f32, __simd128);
 BQ_MATVEC_PROTO(iq4_xs, q8_K, __simd128);
 BQ_DEQUANTIZE_PROTO(iq2_xxs, __simd128);
+BQ_DEQUANTIZE_PROTO(iq2_xs, __simd128);
+BQ_DEQUANTIZE_PROTO(iq2_s, __simd128);
+BQ_DEQUANTIZE_PROTO(iq1_s, __simd128);
+BQ_DEQUANTIZE_PROTO(iq1_m, __simd128);
 BQ_DEQUANTIZE_PROTO(iq3_xxs, __simd128);
 BQ_DEQUANTIZE_PROTO(iq3_s, __simd128);
 
@@ -82,13 +87,55 @@ static inline uint32_t bq_iq_ksigns4(uint32_t w) {
 }
 
 /* One grid sub-block: 32 magnitudes (g0: elements 0..15, g1: 16..31), its four sign bytes s
- * (splat), and db * 2^-24 (splat), stored at y. */
-static inline void bq_iq_grid_store(v128_t g0, v128_t g1, v128_t s, v128_t d24, float *y) {
+ * (splat), and the scales times 2^-24 (splat) of its halves, d0 of elements 0..15 and d1 of
+ * 16..31, stored at y. */
+static inline void bq_iq_grid_store2(v128_t g0, v128_t g1, v128_t s, v128_t d0, v128_t d1,
+                                     float *y) {
   v128_t m0, m1, w[8];
   bq_iq_sign_masks(s, &m0, &m1);
-  bq_top_bytes_mul(bq_iq_signed(g0, m0), d24, w);
-  bq_top_bytes_mul(bq_iq_signed(g1, m1), d24, w + 4);
+  bq_top_bytes_mul(bq_iq_signed(g0, m0), d0, w);
+  bq_top_bytes_mul(bq_iq_signed(g1, m1), d1, w + 4);
   for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
+/* The same with one scale db * 2^-24 (splat) for all 32. */
+static inline void bq_iq_grid_store(v128_t g0, v128_t g1, v128_t s, v128_t d24, float *y) {
+  bq_iq_grid_store2(g0, g1, s, d24, d24, y);
+}
+
+/* The four grid rows (8 bytes each) at g + i0 .. g + i3 as two vectors: rows 0-1 in *g0, 2-3 in
+ * *g1. */
+static inline void bq_iq_grid_rows(const uint64_t *g, uint32_t i0, uint32_t i1, uint32_t i2,
+                                   uint32_t i3, v128_t *g0, v128_t *g1) {
+  *g0 = wasm_v128_load64_lane(g + i1, wasm_v128_load64_zero(g + i0), 1);
+  *g1 = wasm_v128_load64_lane(g + i3, wasm_v128_load64_zero(g + i2), 1);
+}
+
+/* The IQ1 values 8 * (grid + delta) of 16 elements: grid bytes g (-1, 0, 1) times 8 by a 16-bit
+ * shift with the bits carried into each odd byte masked off (an i8x16 shift is several
+ * instructions in V8), plus dl (bytes +1 or -1: delta = +-1/8). Never 0, so no zero sign to
+ * keep. */
+static inline v128_t bq_iq1_values(v128_t g, v128_t dl) {
+  return wasm_i8x16_add(wasm_v128_and(wasm_i16x8_shl(g, 3), wasm_i8x16_splat((int8_t)0xF8)), dl);
+}
+
+/* One IQ1 sub-block: grid rows g0 (elements 0..15) and g1 (16..31), delta bytes e0 and e1 (+-1)
+ * of each half's groups and dl * 2^-27 (splat) of each half, stored at y: dl * (grid + delta),
+ * the real number value * 2^24 times scale * 2^-27, rounded once as in the reference. */
+static inline void bq_iq1_store(v128_t g0, v128_t g1, v128_t e0, v128_t e1, v128_t d0, v128_t d1,
+                                float *y) {
+  v128_t w[8];
+  bq_top_bytes_mul(bq_iq1_values(g0, e0), d0, w);
+  bq_top_bytes_mul(bq_iq1_values(g1, e1), d1, w + 4);
+  for (int j = 0; j < 8; j++) wasm_v128_store(y + 4 * j, w[j]);
+}
+
+/* Two floats through the scale slots (simd.h), read back splat: a in *va, b in *vb. */
+static inline void bq_iq_slot_splat2(float a, float b, v128_t *va, v128_t *vb) {
+  bq_scale_slot[0] = bq_bits(a);
+  bq_scale_slot[1] = bq_bits(b);
+  *va = wasm_v128_load32_splat(bq_scale_slot_alias);
+  *vb = wasm_v128_load32_splat(bq_scale_slot_alias + 1);
 }
 
 /* The first code whose value times d is nearest x, for four lanes, as the reference's

@@ -1,7 +1,8 @@
-/* IQ3_S SIMD128 dequantize, bit-exact with ref/iq3_s.c: per sub-block, eight 4-byte grid points
- * (9-bit indices: qs plus a bit of qh) loaded as two vectors, the four sign bytes as byte masks,
- * and the values (magnitude times sign, as i8) multiplied by db * 2^-24 (iq.h). */
-#include "iq.h"
+/* IQ3_S SIMD128 kernels (the dots with Q8_K and f32 and the Q8_K matvec: iqdot.h, from the
+ * values the decoder forms). Dequantize, bit-exact with ref/iq3_s.c: per sub-block, eight 4-byte
+ * grid points (9-bit indices: qs plus a bit of qh) loaded as two vectors, the four sign bytes as
+ * byte masks, and the values (magnitude times sign, as i8) multiplied by db * 2^-24 (iq.h). */
+#include "iqdot.h"
 
 enum {
   XS = sizeof(block_iq3_s),
@@ -40,3 +41,17 @@ BQ_DEQUANTIZE_PROTO(iq3_s, __simd128) {
   }
   return BQ_OK;
 }
+
+/* Sub-block ib's signed values and weight 1 + 2s (both halves), as the decoder forms them. */
+static inline void sub(const uint8_t *b, int ib, v128_t v[2], int32_t ls[2]) {
+  const uint8_t *q = b + XQS + 8 * ib;
+  const unsigned h = b[XQH + ib];
+  v128_t m0, m1;
+  bq_iq_sign_masks(wasm_v128_load32_splat(b + XSG + 4 * ib), &m0, &m1);
+  v[0] = bq_iq_signed(points4(q, h, 0), m0);
+  v[1] = bq_iq_signed(points4(q, h, 4), m1);
+  ls[0] = ls[1] = 1 + 2 * (b[XSC + ib / 2] >> 4 * (ib % 2) & 0xF);
+}
+
+static_assert(XD == 0, "d first (iqdot.h)");
+BQ_IQG_KERNELS(iq3_s, 1.0f)

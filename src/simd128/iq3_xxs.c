@@ -1,7 +1,8 @@
-/* IQ3_XXS SIMD128 dequantize, bit-exact with ref/iq3_xxs.c: per sub-block, eight 4-byte grid
- * points loaded as two vectors, the signs from ksigns_iq2xs as byte masks, and the values
+/* IQ3_XXS SIMD128 kernels (the dots with Q8_K and f32 and the Q8_K matvec: iqdot.h, from the
+ * values the decoder forms). Dequantize, bit-exact with ref/iq3_xxs.c: per sub-block, eight 4-byte
+ * grid points loaded as two vectors, the signs from ksigns_iq2xs as byte masks, and the values
  * (magnitude times sign, as i8) multiplied by db * 2^-24 (iq.h). */
-#include "iq.h"
+#include "iqdot.h"
 
 enum {
   XS = sizeof(block_iq3_xxs),
@@ -37,3 +38,17 @@ BQ_DEQUANTIZE_PROTO(iq3_xxs, __simd128) {
   }
   return BQ_OK;
 }
+
+/* Sub-block ib's signed values and weight 2s + 1 (both halves), as the decoder forms them. */
+static inline void sub(const uint8_t *b, int ib, v128_t v[2], int32_t ls[2]) {
+  const uint32_t w = bq_rd32(b + XSAS + 4 * ib);
+  const uint8_t *q = b + XQS + 8 * ib;
+  v128_t m0, m1;
+  bq_iq_sign_masks(wasm_i32x4_splat((int32_t)bq_iq_ksigns4(w)), &m0, &m1);
+  v[0] = bq_iq_signed(points4(q), m0);
+  v[1] = bq_iq_signed(points4(q + 4), m1);
+  ls[0] = ls[1] = (int32_t)(2 * (w >> 28) + 1);
+}
+
+static_assert(XD == 0, "d first (iqdot.h)");
+BQ_IQG_KERNELS(iq3_xxs, 0.25f)

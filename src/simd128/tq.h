@@ -1,5 +1,6 @@
-/* What the SIMD128 quantizers of the ternary formats (tq1_0.c, tq2_0.c) share: a super-block's
- * scale and its 256 trits, bit-exact with the reference (src/ref/tq1_0.c, tq2_0.c).
+/* What the SIMD128 kernels of the ternary formats (tq1_0.c, tq2_0.c) share: for the quantizers, a
+ * super-block's scale and its 256 trits, bit-exact with the reference (src/ref/tq1_0.c, tq2_0.c);
+ * for the decoders and dots, vector constants and the decoded values' multiply.
  *
  * A block with a NaN takes the reference: ggml's running max then restarts after the NaN, so
  * earlier elements may exceed the scale and give trits far outside 0..2, whose low bits the
@@ -10,7 +11,42 @@
 #define BQ_SIMD_TQ_H
 
 #include "../iquants4.h"
+#include "kq236.h" /* kq_dot, kq_matvec, kq_row_sum: one float term per super-block in lane 0 */
 #include "simd.h"
+
+BQ_DEQUANTIZE_PROTO(tq1_0, __simd128);
+BQ_DEQUANTIZE_PROTO(tq2_0, __simd128);
+BQ_DOT_PROTO(tq1_0, q8_K, __simd128);
+BQ_DOT_PROTO(tq2_0, q8_K, __simd128);
+
+/* Vector constants, loaded once per call (consts.c says why); the table is in tq2_0.c. */
+typedef struct {
+  uint32_t m03[4], one8[4], flip[4], t1[4], t2[4], fe[4];
+} tq_const_table;
+extern tq_const_table bq_tq_consts;
+
+typedef struct {
+  v128_t m03, one8, flip, t1, t2, fe;
+} tq_k;
+
+static inline tq_k tq_consts(void) {
+  const tq_k k = {wasm_v128_load(bq_tq_consts.m03),  wasm_v128_load(bq_tq_consts.one8),
+                  wasm_v128_load(bq_tq_consts.flip), wasm_v128_load(bq_tq_consts.t1),
+                  wasm_v128_load(bq_tq_consts.t2),   wasm_v128_load(bq_tq_consts.fe)};
+  return k;
+}
+
+/* The scale d of a super-block (fp16 bits h) times 2^-24, splat, for bq_top_bytes_mul: the
+ * codes minus 1 go to the top byte of i32 lanes (2^24 times their value), and that product with
+ * d * 2^-24 is (code - 1) * d exactly, as the reference's (float)(code - 1) * d, zeros' signs,
+ * Inf * 0 and NaN scales included (d * 2^-24 is at least 2^-48: never subnormal). */
+static inline v128_t bq_tq_d24(uint16_t h) { return wasm_f32x4_splat(bq_h2f_fast(h) * 0x1p-24f); }
+
+/* s[t] += w[t] times the floats v[4t..4t + 3], t = 0..3. */
+static inline void bq_tq_mul_add(const v128_t w[4], const float *v, v128_t s[4]) {
+  for (int t = 0; t < 4; t++)
+    s[t] = wasm_f32x4_add(s[t], wasm_f32x4_mul(w[t], wasm_v128_load(v + 4 * t)));
+}
 
 /* Whether the 256 values at x hold a NaN. */
 static inline int bq_tq_has_nan(const float *x) {

@@ -5,8 +5,22 @@ import { init, CODEC_TYPES, typeInfo } from '../../js/index.js';
 /** The build under test: BQ_BACKEND=simd128|scalar (make test runs the suite once for each). */
 export const BACKEND = /** @type {'simd128' | 'scalar'} */ (process.env.BQ_BACKEND ?? 'simd128');
 
+/** A codec on the packaged build under test (wasm/blockquant-<BACKEND>.wasm: public kernels only). */
 export function codec(options = {}) {
   return init({ backend: BACKEND, ...options });
+}
+
+/**
+ * The test variant of a build (`make test-wasm`): the same kernel objects as the packaged module,
+ * linked with every __ref / __simd128 / __relaxed kernel exported, for tests that call them.
+ * @param {'simd128' | 'scalar' | 'relaxed' | 'threads'} build
+ */
+export const testWasmFile = (build) => new URL(`../../build/test/blockquant-${build}.wasm`, import.meta.url);
+
+/** A codec on the test variant of the build under test (its exports hold every kernel). */
+export function testCodec(options = {}) {
+  const backend = options.backend ?? BACKEND;
+  return init({ ...options, backend, module: readFileSync(testWasmFile(backend)) });
 }
 
 // The type lists, from the type table (js/types.js, checked against the wasm one): the types the
@@ -130,4 +144,17 @@ export function firstDiff(a, b) {
 export function sameFloat(a, b) {
   if (Number.isNaN(a) && Number.isNaN(b)) return true;
   return Object.is(Math.fround(a), Math.fround(b));
+}
+
+/**
+ * quantize, with an importance matrix of `cols` weights (rows of `cols` values) for the types ggml
+ * quantizes only with one (IQ2_XXS, IQ2_XS, IQ1_S: typeInfo(t).requiresImatrix), without one for
+ * the rest; for tests whose subject is not the quantizer.
+ * @param {{ quantize: Function }} c a codec @param {string | number} t @param {Float32Array} x
+ * @param {number} cols
+ */
+export function quantizeAny(c, t, x, cols) {
+  return typeInfo(t).requiresImatrix
+    ? c.quantize(t, x, { imatrix: new Float32Array(cols).map((_, j) => 0.5 + ((j * 37) % 11) / 4) })
+    : c.quantize(t, x);
 }

@@ -41,6 +41,10 @@ export function refusalCode(log) {
   if (/cannot dequantize\/convert/.test(why)) return 'CANNOT_CONVERT';
   if (/has wrong type|has wrong array length|is not a .* array/.test(why)) return 'BAD_KV';
   if (/Failed to determine layer|Bad layer/.test(why)) return 'BAD_LAYER';
+  // ggml_validate_row_data on the input (every tensor, as it is read) and on what was quantized.
+  if (/has invalid data/.test(why)) return 'INVALID_DATA';
+  if (/quantized data validation failed/.test(why) && /found (nan|inf) value|found \d+ (NaNs|infinities)/.test(log))
+    return 'INVALID_OUTPUT';
   // Rows that are not whole blocks of a type given for output or token_embd (no fallback there):
   // ggml writes blocks the validation then refuses.
   if (/quantized data validation failed/.test(why)) return 'BAD_SHAPE';
@@ -53,7 +57,7 @@ export function refusalCode(log) {
  * @param {import('../../js/model/recipe.js').QuantizePlan | null} plan
  * @returns {OracleOptions}
  */
-function oracleOptions(o, plan) {
+export function oracleOptions(o, plan) {
   /** @type {OracleOptions} */
   const r = {};
   if (o.imatrix) {

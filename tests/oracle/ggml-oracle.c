@@ -212,8 +212,8 @@ static void cmd_tables(int type, const char *prefix) {
 /* The quantize command. ggml_quantize_chunk runs in a child process, since ggml aborts on some
  * inputs (the grid quantizers assert that their search found a point, that a scale is not NaN):
  * the child writes OUT and exits 0, or dies of SIGABRT after printing ggml's message to stderr,
- * which a pipe brings back into the answer. The search tables are built here first, once, so that
- * children inherit them instead of each building its own. */
+ * which a pipe brings back into the answer, with what it printed to stdout. The search tables are
+ * built here first, once, so that children inherit them instead of each building its own. */
 static void quantize_chunk_or_abort(int type, const float *x, int64_t nrows, int64_t nper,
                                     const float *w, const char *out) {
   quantize_init(type);
@@ -232,6 +232,7 @@ static void quantize_chunk_or_abort(int type, const float *x, int64_t nrows, int
   }
   if (pid == 0) {
     close(fd[0]);
+    dup2(fd[1], 1); /* ggml prints its search failures ("Oops, ...") to stdout */
     dup2(fd[1], 2);
     void *y = calloc(bytes ? bytes : 1, 1);
     const size_t got = quantize_chunk(type, x, y, 0, nrows, nper, w);

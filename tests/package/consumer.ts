@@ -24,6 +24,18 @@ const f = await openGGUF(new Blob([bytes]));
 const values = await bq.dequantizeTensor(f, 'w');
 if (!(values instanceof Float32Array)) throw new Error('w is an F32 tensor');
 const t: Float32Array = values;
+// Fresh arrays are ArrayBuffer-backed (TS 5.7+ tells them from shared ones): they go into a Blob
+// as they are, on the synchronous codec and the threaded one.
+const fresh: Uint8Array<ArrayBuffer> = bq.quantize('q4_0', new Float32Array(32), { rowLength: 32 });
+const saved = new Blob([bq.quantize('q4_0', new Float32Array(32)), fresh, bq.dequantize('q4_0', q)]);
+const parts: BlobPart[] = [bq.matvec('q4_0', q, 1, y), ...bq.matvecs([bq.tensor('q4_0', q, 1, 32)], y)];
+const tc = await init({ threads: 2 });
+const threaded = new Blob([await tc.quantize('q4_0', new Float32Array(32)), await tc.dequantize('q4_0', q)]);
+// An out array is returned as it is, shared memory included (not a BlobPart then).
+const shared = new Uint8Array(new SharedArrayBuffer(18));
+const same: Uint8Array<SharedArrayBuffer> = bq.quantize('q4_0', new Float32Array(32), { out: shared });
+const sameOld: Uint8Array<SharedArrayBuffer> = bq.quantize('q4_0', new Float32Array(32), shared);
+const decoded: Float32Array<SharedArrayBuffer> = bq.dequantize('q4_0', q, new Float32Array(new SharedArrayBuffer(128)));
 const viaPath = await openFile('model.gguf');
 await viaPath.close();
 try {
@@ -41,4 +53,6 @@ bq.dequantize('q4_0', 'not bytes');
 await init({ backend: 'avx2' });
 // @ts-expect-error the codec has no such method
 bq.compress(q);
-console.log(backend, d, m, version, firstName, dims, t);
+// @ts-expect-error an array on shared memory is no BlobPart
+new Blob([same]);
+console.log(backend, d, m, version, firstName, dims, t, saved, parts, threaded, sameOld, decoded);

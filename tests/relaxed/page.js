@@ -180,8 +180,22 @@ function absTermsK(w, x, nb) {
 
 const sameBits = (a, b) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
 
+/**
+ * The test variant of a build (build/test/, `make test-wasm`: the packaged module's objects with
+ * every __relaxed, __simd128 and __ref kernel exported): a URL to fetch in a browser, the file's
+ * bytes in Deno and Bun.
+ * @param {'relaxed' | 'simd128'} build
+ */
+async function testModule(build) {
+  const url = new URL(`../../build/test/blockquant-${build}.wasm`, import.meta.url);
+  const g = /** @type {any} */ (globalThis);
+  if (g.Deno) return g.Deno.readFile(url);
+  if (g.Bun) return new Uint8Array(await g.Bun.file(url.pathname).arrayBuffer());
+  return url;
+}
+
 async function check() {
-  const bq = await init({ backend: 'relaxed' });
+  const bq = await init({ backend: 'relaxed', module: await testModule('relaxed') });
   const X = /** @type {Record<string, any>} */ (bq.exports);
   const mem = () => /** @type {WebAssembly.Memory} */ (X.memory);
   let top = X.bq_scratch_base();
@@ -369,7 +383,7 @@ async function bench() {
     ['simd128', 'simd128', `bq_${pair}`],
     ['relaxedBuildSimd128', 'relaxed', `bq_${pair}__simd128`],
   ]) {
-    const bq = await init({ backend });
+    const bq = await init({ backend, module: await testModule(backend) });
     const X = /** @type {Record<string, any>} */ (bq.exports);
     const m = /** @type {WebAssembly.Memory} */ (X.memory);
     const wp = Math.ceil(X.bq_scratch_base() / 64) * 64,
