@@ -8,15 +8,16 @@
 // write bytes ggml never writes. Then the statuses: BQ_ENOTABLES before the tables are built,
 // BQ_EINVAL for a row length that is not whole super-blocks and for IQ2_XXS and IQ2_XS without
 // weights (ggml asserts them). Run on this build, and on the simd128 run also on the clang-19
-// threads build (wasm/blockquant-threads.wasm on a shared memory). Seeded.
+// threads build (the test variant of wasm/blockquant-threads.wasm on a shared memory): the test
+// variants (build/test/), which export every kernel. Seeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, testCodec, testWasmFile, edgeInputs, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng, testWasmFile } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
-import { init, typeId, typeInfo, byteLength } from '../js/index.js';
-import { readFileSync } from 'node:fs';
+import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq2 test, ${BACKEND} build, seed ${SEED}`);
 
@@ -286,7 +287,7 @@ test(`iq2_xxs, iq2_xs, iq2_s: the SIMD128 kernels write the reference's bytes (a
   const simd =
     BACKEND === 'simd128'
       ? BUILDS
-      : [{ name: 'simd128 build', raw: withTables((await init({ backend: 'simd128' })).exports) }];
+      : [{ name: 'simd128 build', raw: withTables((await testCodec({ backend: 'simd128' })).exports) }];
   for (const b of simd)
     assert.equal(typeof b.raw.x.bq_iq2_xxs_quantize_rows__simd128, 'function', `${b.name} has the SIMD128 kernels`);
   const r = rng(SEED + 77);

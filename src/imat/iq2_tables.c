@@ -12,9 +12,10 @@
  *               the 256 and 512 grids, 1 for 1024, 3 for 2048), ordered by (distance, index).
  * Points with a code 3 are off every grid and get lists too. ggml sorts all G (distance, index)
  * pairs of every point with qsort. The distances of odd bytes are small integers (at most
- * 8 * 6^2), so here each point's distances are computed once, the nwant smallest distinct ones
- * found in the same pass, and the list written from the points within the largest of them, one
- * pass per distance in index order: the same lists, without the sort.
+ * 8 * 6^2), so here each point visits the grid points nearest in its high 4 codes first (build()
+ * says how), stops where no farther one can be among the nwant smallest distinct distances, and
+ * writes the list from the points it kept, one pass per distance in index order: the same lists,
+ * without sorting G pairs per point.
  *
  * The grids are the decoders' tables (src/ref/iq_grids.c): bq_iq2xxs_grid, bq_iq2xs_grid and
  * bq_iq2s_grid hold magnitudes {8, 25, 43}, code c the c-th of them; bq_iq1s_grid holds int8
@@ -44,10 +45,14 @@ static inline int dist4(int a, int b) {
   return d2;
 }
 
-/* The distance of point u to grid point k is that of their low 4 codes plus that of their high 4:
- * the high part is computed per grid point once for every 256 points u that share it, the low
- * part per u for the 256 values of 4 codes (from two tables of 2 codes), and each distance is
- * then two loads and an add. */
+/* The distance of point u to grid point k is that of their low 4 codes plus that of their high 4,
+ * at least the high part: per 256 points u sharing their high codes, the grid points are ordered
+ * by the high part (a counting sort: it is at most 4 * 6^2), and each u visits them in that order
+ * only until the high part alone exceeds the largest distance it keeps, adding the low part from
+ * two tables of 2 codes. The points visited that are within that distance, ordered by index, give
+ * the list. */
+enum { DMAX4 = 4 * 36 };
+
 static int build(int G, void *mem) {
   const int nwant = G == 1024 ? 1 : G == 2048 ? 3 : 2;
   const size_t nlist = BQ_IQ2_NEIGHBOURS(G);
@@ -71,41 +76,55 @@ static int build(int G, void *mem) {
     hi[k] = (uint8_t)(u >> 8);
   }
   size_t o = 0;
-  uint16_t dhi[2048], d2[2048], cand[2048];
-  uint8_t dlo[256];
+  uint16_t dhi[2048], order[2048], cand[2048], cd[2048];
   for (int u = 0; u < BQ_IQ2_MAP; u++) {
-    if ((u & 255) == 0)
-      for (int k = 0; k < G; k++) dhi[k] = (uint16_t)dist4(u >> 8, hi[k]);
+    if ((u & 255) == 0) {
+      int start[DMAX4 + 2] = {0};
+      for (int k = 0; k < G; k++) {
+        dhi[k] = (uint16_t)dist4(u >> 8, hi[k]);
+        start[dhi[k] + 1]++;
+      }
+      for (int d = 1; d <= DMAX4 + 1; d++) start[d] += start[d - 1];
+      for (int k = 0; k < G; k++) order[start[dhi[k]]++] = (uint16_t)k;
+    }
     if (map[u] >= 0) continue;
-    /* dlo[b]: codes 0-1 of b against u's, plus codes 2-3 against u's. */
-    uint8_t p01[16], p23[16];
+    uint8_t p01[16], p23[16]; /* codes 0-1 and 2-3 of a low part against u's */
     for (int b = 0; b < 16; b++) {
       p01[b] = (uint8_t)dist4(u & 15, b);
       p23[b] = (uint8_t)dist4(u >> 4 & 15, b);
     }
-    for (int b = 0; b < 256; b++) dlo[b] = (uint8_t)(p01[b & 15] + p23[b >> 4]);
-    /* The nwant smallest distinct distances, ascending (INT32_MAX: none yet), in one pass. */
-    int best[3] = {INT32_MAX, INT32_MAX, INT32_MAX};
-    for (int k = 0; k < G; k++) {
-      const int d = dlo[lo[k]] + dhi[k];
-      d2[k] = (uint16_t)d;
-      if (d >= best[nwant - 1]) continue;
+    /* The nwant smallest distinct distances, ascending (INT32_MAX: none yet), and the points
+     * within the largest so far. */
+    int best[3] = {INT32_MAX, INT32_MAX, INT32_MAX}, m = 0;
+    for (int r = 0; r < G; r++) {
+      const int k = order[r];
+      if (dhi[k] > best[nwant - 1]) break;
+      const int d = p01[lo[k] & 15] + p23[lo[k] >> 4] + dhi[k];
+      if (d > best[nwant - 1]) continue;
+      cand[m] = (uint16_t)k;
+      cd[m++] = (uint16_t)d;
+      if (d == best[nwant - 1]) continue;
       int s = 0;
       while (best[s] < d) s++;
       if (best[s] == d) continue;
       for (int t = nwant - 1; t > s; t--) best[t] = best[t - 1];
       best[s] = d;
     }
-    /* The list: the grid points within the largest of those distances, by distance then index. */
+    /* The list: the points within the largest of those distances, by distance then index. */
     int n = 0;
-    for (int k = 0; k < G; k++)
-      if (d2[k] <= best[nwant - 1]) cand[n++] = (uint16_t)k;
+    for (int j = 0; j < m; j++)
+      if (cd[j] <= best[nwant - 1]) {
+        const uint16_t k = cand[j], d = cd[j];
+        int at = n++;
+        for (; at > 0 && cand[at - 1] > k; at--) cand[at] = cand[at - 1], cd[at] = cd[at - 1];
+        cand[at] = k, cd[at] = d;
+      }
     if (o + 1 + (size_t)n > nlist) return BQ_EINVAL; /* cannot happen: the sizes are ggml's */
     map[u] = -(int32_t)o - 1;
     nb[o++] = (uint16_t)n;
     for (int s = 0; s < nwant; s++)
       for (int j = 0; j < n; j++)
-        if (d2[cand[j]] == best[s]) nb[o++] = cand[j];
+        if (cd[j] == best[s]) nb[o++] = cand[j];
   }
   return o == nlist ? BQ_OK : BQ_EINVAL;
 }

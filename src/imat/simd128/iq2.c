@@ -49,10 +49,11 @@ static inline void search4(const bq_iq2_tables *t, int u, const group8 *g, int n
   const uint64_t *grid = t->grid;
   for (int j0 = 0; j0 < n; j0 += 4) {
     /* lanes past the list's end read its first point and never replace */
-    const v128_t a =
-        wasm_i64x2_make((int64_t)grid[nb[1 + j0]], (int64_t)grid[nb[j0 + 1 < n ? 2 + j0 : 1]]);
-    const v128_t b = wasm_i64x2_make((int64_t)grid[nb[j0 + 2 < n ? 3 + j0 : 1]],
-                                     (int64_t)grid[nb[j0 + 3 < n ? 4 + j0 : 1]]);
+    const v128_t a = wasm_v128_load64_lane(grid + nb[j0 + 1 < n ? 2 + j0 : 1],
+                                           wasm_v128_load64_zero(grid + nb[1 + j0]), 1);
+    const v128_t b =
+        wasm_v128_load64_lane(grid + nb[j0 + 3 < n ? 4 + j0 : 1],
+                              wasm_v128_load64_zero(grid + nb[j0 + 2 < n ? 3 + j0 : 1]), 1);
     const v128_t a2 = wasm_i8x16_add(a, a), b2 = wasm_i8x16_add(b, b);
     v128_t idx[8];
 #define BQ_IQ2_IDX(i)                                                                            \
