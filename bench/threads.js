@@ -72,7 +72,8 @@ for (const f of Object.values(cases)) await warm(f, 1000); // past the baseline 
 /** @type {Record<string, number[]>} */
 const times = Object.fromEntries(Object.keys(cases).map((c) => [c, []]));
 // Alternating rounds, so that a busy moment of the machine falls on every case alike.
-for (let r = 0; r < Number(process.env.BENCH_THREAD_ROUNDS ?? 40); r++) for (const [c, f] of Object.entries(cases)) times[c].push(...(await sample(f, 25)));
+for (let r = 0; r < Number(process.env.BENCH_THREAD_ROUNDS ?? 40); r++)
+  for (const [c, f] of Object.entries(cases)) times[c].push(...(await sample(f, 25)));
 const sorted = (/** @type {number[]} */ a) => [...a].sort((p, q) => p - q);
 const med = (/** @type {number[]} */ a) => sorted(a)[a.length >> 1];
 const min = (/** @type {number[]} */ a) => sorted(a)[0];

@@ -50,7 +50,8 @@ static inline void bq_error_stats(const float *x, const float *y, size_t m, floa
                                   float *max_abs) {
   double ss = 0, mx = 0;
   /* Sequential sums leave nothing to vectorize but the differences, and clang 14 vectorizes those
-   * (for the 16-element sub-blocks, once unrolled) with per-lane moves in and out of f64x2 vectors. */
+   * (for the 16-element sub-blocks, once unrolled) with per-lane moves in and out of f64x2 vectors.
+   */
 #ifdef __clang__
 #pragma clang loop vectorize(disable) unroll(disable)
 #endif

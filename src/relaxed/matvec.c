@@ -44,12 +44,13 @@ int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rpr
   return 1;
 }
 
-/* out = i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, c) and out + 16 = i16x8.relaxed_dot_i8x16_i7x16_s(a,
- * b), of 16 bytes a and b and 4 i32 c: the probe js/loader.js runs through the instance where it
- * cannot compile its own probe module (runtimes that forbid compiling wasm at run time). Each dot
- * loads its own operands: Node 20's flagged relaxed dot gives wrong sums or right ones depending on
- * the code around it, and it gives them wrong in this shape (the i32 dot on three fresh loads), as
- * in the probe module; with the loads shared by both dots it gave the right ones. */
+/* out = i32x4.relaxed_dot_i8x16_i7x16_add_s(a, b, c) and out + 16 =
+ * i16x8.relaxed_dot_i8x16_i7x16_s(a, b), of 16 bytes a and b and 4 i32 c: the probe js/loader.js
+ * runs through the instance where it cannot compile its own probe module (runtimes that forbid
+ * compiling wasm at run time). Each dot loads its own operands: Node 20's flagged relaxed dot gives
+ * wrong sums or right ones depending on the code around it, and it gives them wrong in this shape
+ * (the i32 dot on three fresh loads), as in the probe module; with the loads shared by both dots it
+ * gave the right ones. */
 void bq_relaxed_probe(const void *a, const void *b, const void *c, void *out) {
   wasm_v128_store(out, bq_rdot(wasm_v128_load(a), wasm_v128_load(b), wasm_v128_load(c)));
   wasm_v128_store((uint8_t *)out + 16, bq_rdot16(wasm_v128_load(a), wasm_v128_load(b)));
