@@ -5,8 +5,8 @@
 // when ../shared/peers is there) | any other entry of EXTRAS.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { init, byteLength, CODEC_TYPES, GGMLType, typeInfo } from '../js/index.js';
-import { blockFields } from '../js/types.js';
+import { init, byteLength, CODEC_TYPES, GGMLType, typeInfo, typeId } from '../js/index.js';
+import { blockFields, typeFlags, QUANTIZE_PLAIN } from '../js/types.js';
 import { Raw } from '../tests/lib/raw.js';
 import { jsDequantize } from './js-dequant.js';
 import { syntheticWeights } from '../demo/sample.js';
@@ -35,7 +35,11 @@ const PAIRS = WEIGHTS.filter((t) => t.dot && t.vecDot !== GGMLType.F32)
   .map((t) => [t.name, typeInfo(t.vecDot).name])
   .filter(([t, a]) => hasSimd(`bq_${t}_dot_${a}`));
 /** The super-block (K) weight formats with a quantizer: Q2_K..Q6_K and the others paired with Q8_K. */
-const K_WEIGHTS = PAIRS.filter(([t, a]) => a === 'q8_K' && typeInfo(t).quantize).map(([t]) => t);
+const K_WEIGHTS = PAIRS.filter(([t, a]) => a === 'q8_K' && (typeFlags(typeId(t)) & QUANTIZE_PLAIN) !== 0).map(
+  ([t]) => t,
+);
+/** Importance weights for the weight formats ggml quantizes only with them (rows of 256). */
+const IMATRIX_256 = new Float32Array(256).map((_, j) => 0.5 + ((j * 37) % 11) / 4);
 /** The quantizers timed at every size, and those timed at the L2 size only (the K quantizers
  * search scales per sub-block and run far below memory speed, so the large size adds nothing). */
 const QUANT = ['q8_0', 'q8_1', 'q4_0', 'q5_1', 'f16'];
@@ -448,7 +452,16 @@ for (const n of SIZES) {
   const quantized = new Map();
   const quantize = (t) =>
     quantized.get(t) ??
-    quantized.set(t, DECODE_ONLY.some((u) => u.name === t) ? randomBlocks(t, n) : prep.quantize(t, x)).get(t);
+    quantized
+      .set(
+        t,
+        DECODE_ONLY.some((u) => u.name === t)
+          ? randomBlocks(t, n)
+          : typeInfo(t).requiresImatrix
+            ? prep.quantize(t, x, { imatrix: IMATRIX_256 })
+            : prep.quantize(t, x),
+      )
+      .get(t);
   // L2-size rows keep their buffers until the passes are over; at the large size only the
   // dequantize rows wait for passes (sharing one output buffer per implementation), and the other
   // rows are timed at once, each reusing the memory.

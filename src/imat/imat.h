@@ -41,6 +41,17 @@ void bq_imat_weights(const float *qw, const float *x, int n, float sigma2, float
  * below 1e-15: L = 0, returns 0. */
 float bq_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *qw);
 
+/* The grid types' shared steps (IQ2_*, IQ3_*): sumqx = sum w v (2L + 1) and sumq2 = sum w (2L +
+ * 1)^2 over n values, in element order (a trial scale's fit). */
+void bq_imat_grid_sums(int n, const float *w, const float *v, const int8_t *L, float *sumqx,
+                       float *sumq2);
+
+/* The magnitudes v[0..7] of 8 values x and their sign bits (bit i: x[i] is not >= 0). With even
+ * (grids whose sign byte holds 7 bits: IQ2_XXS, IQ2_XS, IQ3_XXS), an odd count of negative values
+ * flips the one of least w x^2 (the first on a tie) back to negative, v and bit alike, and the
+ * top bit is dropped. Returns the sign byte. */
+uint8_t bq_imat_signs8(const float *x, const float *w, float *v, int even);
+
 /* ggml's search constants of the weighted affine fits (make_qkx3_quants: Q4_1, Q5_1, Q2_K, Q4_K,
  * Q5_K): 37 trial scales (nmax - 0.9 + 0.05 * is) / (max - min), is = 0..36. */
 #define BQ_IMAT_RMIN (-0.9f)

@@ -76,41 +76,10 @@ static int group(const bq_iq2_tables *t, bq_iq2_search_fn *search, const float *
   return search(t, u, v, waux, s, L);
 }
 
-void bq_iq2_sums(int n, const float *w, const float *v, const int8_t *L, float *sumqx,
-                 float *sumq2) {
-  float sx = 0, s2 = 0;
-  for (int i = 0; i < n; i++) {
-    const float q = (float)(2 * L[i] + 1);
-    sx += w[i] * v[i] * q;
-    s2 += w[i] * q * q;
-  }
-  *sumqx = sx;
-  *sumq2 = s2;
-}
-
 float bq_iq2_prepare(int G, const float *x, const float *w, float *v, float *waux, uint8_t *signs) {
   const int n = G == 256 ? 32 : 16, even = G != 1024;
   for (int i = 0; i < n; i++) waux[i] = sqrtf(w[i]);
-  for (int k = 0; k < n / 8; k++) {
-    int nflip = 0;
-    uint8_t s = 0;
-    for (int i = 0; i < 8; i++) {
-      const float e = x[8 * k + i];
-      v[8 * k + i] = e >= 0 ? e : -e;
-      if (!(e >= 0)) nflip++, s |= (uint8_t)(1 << i);
-    }
-    if (even && nflip % 2) {
-      int imin = 0;
-      float min = w[8 * k] * x[8 * k] * x[8 * k];
-      for (int i = 1; i < 8; i++) {
-        const float ax = w[8 * k + i] * x[8 * k + i] * x[8 * k + i];
-        if (ax < min) min = ax, imin = i;
-      }
-      v[8 * k + imin] = -v[8 * k + imin];
-      s ^= (uint8_t)(1 << imin);
-    }
-    signs[k] = even ? s & 127 : s;
-  }
+  for (int k = 0; k < n / 8; k++) signs[k] = bq_imat_signs8(x + 8 * k, w + 8 * k, v + 8 * k, even);
   float max = v[0];
   for (int i = 1; i < n; i++) max = max > v[i] ? max : v[i];
   return max;
@@ -131,7 +100,7 @@ int bq_iq2_conclude(int G, const bq_iq2_tables *t, bq_iq2_search_fn *search, con
         return BQ_EDOMAIN;
     }
     float sumqx, sumq2;
-    bq_iq2_sums(n, w, v, L, &sumqx, &sumq2);
+    bq_imat_grid_sums(n, w, v, L, &sumqx, &sumq2);
     if (sumq2 > 0) scale = sumqx / sumq2;
   }
   if (scale < 0) {
@@ -180,7 +149,7 @@ int bq_iq2_subblock__ref(int G, const bq_iq2_tables *t, const float *x, const fl
                 &on_aux[k]) < 0)
         return BQ_EDOMAIN;
     float sumqx, sumq2;
-    bq_iq2_sums(n, w, v, Laux, &sumqx, &sumq2);
+    bq_imat_grid_sums(n, w, v, Laux, &sumqx, &sumq2);
     if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
       scale = sumqx / sumq2;
       best = scale * sumqx;

@@ -54,10 +54,6 @@ typedef int bq_iq2_search_fn(const bq_iq2_tables *t, int u, const float *v, cons
 int bq_iq2_search__ref(const bq_iq2_tables *t, int u, const float *v, const float *waux, float s,
                        int8_t *L);
 
-/* sumqx = sum w v (2L + 1) and sumq2 = sum w (2L + 1)^2 over n values, in element order. */
-void bq_iq2_sums(int n, const float *w, const float *v, const int8_t *L, float *sumqx,
-                 float *sumq2);
-
 /* The start of a sub-block's search: sqrt of the weights, the magnitudes v (IQ2_XXS, IQ2_XS: one
  * flipped back negative in a group with an odd number of negative values) and sign bytes (7 bits
  * for those two, 8 for IQ2_S); returns the largest magnitude as ggml's MAX scan finds it. */

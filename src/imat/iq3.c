@@ -65,40 +65,10 @@ static int group(const bq_iq3_tables *t, bq_iq3_search_fn *search, const float *
   return search(t, u, v, waux, s, L);
 }
 
-void bq_iq3_sums(const float *w, const float *v, const int8_t *L, float *sumqx, float *sumq2) {
-  float sx = 0, s2 = 0;
-  for (int i = 0; i < 32; i++) {
-    const float q = (float)(2 * L[i] + 1);
-    sx += w[i] * v[i] * q;
-    s2 += w[i] * q * q;
-  }
-  *sumqx = sx;
-  *sumq2 = s2;
-}
-
 float bq_iq3_prepare(int G, const float *x, const float *w, float *v, float *waux, uint8_t *signs) {
   const int xxs = G == 256;
   for (int i = 0; i < 32; i++) waux[i] = sqrtf(w[i]);
-  for (int k = 0; k < 4; k++) {
-    int nflip = 0;
-    uint8_t s = 0;
-    for (int i = 0; i < 8; i++) {
-      const float e = x[8 * k + i];
-      v[8 * k + i] = e >= 0 ? e : -e;
-      if (!(e >= 0)) nflip++, s |= (uint8_t)(1 << i);
-    }
-    if (xxs && nflip % 2) {
-      int imin = 0;
-      float min = w[8 * k] * x[8 * k] * x[8 * k];
-      for (int i = 1; i < 8; i++) {
-        const float ax = w[8 * k + i] * x[8 * k + i] * x[8 * k + i];
-        if (ax < min) min = ax, imin = i;
-      }
-      v[8 * k + imin] = -v[8 * k + imin];
-      s ^= (uint8_t)(1 << imin);
-    }
-    signs[k] = xxs ? s & 127 : s;
-  }
+  for (int k = 0; k < 4; k++) signs[k] = bq_imat_signs8(x + 8 * k, w + 8 * k, v + 8 * k, xxs);
   float max = v[0];
   for (int i = 1; i < 32; i++) max = max > v[i] ? max : v[i];
   return max;
@@ -119,7 +89,7 @@ int bq_iq3_conclude(int G, const bq_iq3_tables *t, bq_iq3_search_fn *search, con
         return BQ_EDOMAIN;
     }
     float sumqx, sumq2;
-    bq_iq3_sums(w, v, L, &sumqx, &sumq2);
+    bq_imat_grid_sums(32, w, v, L, &sumqx, &sumq2);
     if (sumq2 > 0) scale = sumqx / sumq2;
   }
   if (scale < 0) {
@@ -157,7 +127,7 @@ int bq_iq3_subblock__ref(int G, const bq_iq3_tables *t, const float *x, const fl
                 &on_aux[k]) < 0)
         return BQ_EDOMAIN;
     float sumqx, sumq2;
-    bq_iq3_sums(w, v, Laux, &sumqx, &sumq2);
+    bq_imat_grid_sums(32, w, v, Laux, &sumqx, &sumq2);
     if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
       scale = sumqx / sumq2;
       best = scale * sumqx;

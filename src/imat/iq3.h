@@ -74,9 +74,6 @@ typedef int bq_iq3_search_fn(const bq_iq3_tables *t, int u, const float *v, cons
 int bq_iq3_search__ref(const bq_iq3_tables *t, int u, const float *v, const float *waux, float s,
                        int8_t *L);
 
-/* sumqx = sum w v (2L + 1) and sumq2 = sum w (2L + 1)^2 over a sub-block, in element order. */
-void bq_iq3_sums(const float *w, const float *v, const int8_t *L, float *sumqx, float *sumq2);
-
 /* The start of a sub-block's search: sqrt of the weights, the magnitudes v (IQ3_XXS: one flipped
  * back negative in a group with an odd number of negative values) and sign bytes; returns the
  * largest magnitude as ggml's MAX scan finds it. */

@@ -111,3 +111,36 @@ void bq_imat_rows256(const float *x, void *y, size_t rows, size_t cols, const fl
   for (size_t r = 0; r < rows; r++, x += cols)
     for (size_t i = 0; i < cols / QK_K; i++, out += bytes) block(x + QK_K * i, qw + QK_K * i, out);
 }
+
+void bq_imat_grid_sums(int n, const float *w, const float *v, const int8_t *L, float *sumqx,
+                       float *sumq2) {
+  float sx = 0, s2 = 0;
+  for (int i = 0; i < n; i++) {
+    const float q = (float)(2 * L[i] + 1);
+    sx += w[i] * v[i] * q;
+    s2 += w[i] * q * q;
+  }
+  *sumqx = sx;
+  *sumq2 = s2;
+}
+
+uint8_t bq_imat_signs8(const float *x, const float *w, float *v, int even) {
+  int nflip = 0;
+  uint8_t s = 0;
+  for (int i = 0; i < 8; i++) {
+    const float e = x[i];
+    v[i] = e >= 0 ? e : -e;
+    if (!(e >= 0)) nflip++, s |= (uint8_t)(1 << i);
+  }
+  if (even && nflip % 2) {
+    int imin = 0;
+    float min = w[0] * x[0] * x[0];
+    for (int i = 1; i < 8; i++) {
+      const float ax = w[i] * x[i] * x[i];
+      if (ax < min) min = ax, imin = i;
+    }
+    v[imin] = -v[imin];
+    s ^= (uint8_t)(1 << imin);
+  }
+  return even ? s & 127 : s;
+}
