@@ -14,10 +14,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, testCodec, testWasmFile, firstDiff, rng } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
+import { builds, threadsInstance, variants } from './lib/imat-builds.js';
 import { typeId, byteLength } from '../js/index.js';
-import { readFileSync } from 'node:fs';
 
 console.log(`# imat-iq1 test, ${BACKEND} build, seed ${SEED}`);
 
@@ -28,36 +28,9 @@ const BQ_OK = 0,
 
 const TYPES = ['iq1_s', 'iq1_m'];
 
-/** An instance of a build with the 2048 grid's tables built into its memory (IQ1_S's, which
- * IQ1_M shares), and a Raw whose scratch starts past them. */
-function withTables(exports) {
-  const raw = new Raw(exports);
-  const id = typeId('iq1_s');
-  const p = raw.alloc(raw.x.bq_quant_tables_bytes(id));
-  assert.equal(raw.x.bq_quant_tables_init(id, p), BQ_OK, 'iq1_s tables');
-  assert.equal(raw.x.bq_quant_tables_ready(typeId('iq1_m')), 1, 'iq1_m shares them');
-  raw.base = raw.top;
-  return raw;
-}
-
-/** A fresh instance of the clang-19 threads build on its own shared memory. */
-async function threadsInstance() {
-  const module = await WebAssembly.compile(readFileSync(testWasmFile('threads')));
-  const memory = new WebAssembly.Memory({ initial: 320, maximum: 65536, shared: true });
-  return (await WebAssembly.instantiate(module, { env: { memory } })).exports;
-}
-
-/** The builds under test: this one, and on the simd128 run the clang-19 threads build. */
-async function builds() {
-  const list = [{ name: `${BACKEND} build`, raw: withTables((await testCodec()).exports) }];
-  if (BACKEND === 'simd128') list.push({ name: 'threads build (clang-19)', raw: withTables(await threadsInstance()) });
-  return list;
-}
-const BUILDS = await builds();
-
-/** The variants of kernel base a build exports: the public one, __ref, __simd128. */
-const variants = (raw, base) =>
-  [base, `${base}__ref`, `${base}__simd128`].filter((n) => typeof raw.x[n] === 'function');
+const BUILDS = await builds(['iq1_s', 'iq1_m']);
+for (const b of BUILDS)
+  assert.equal(b.raw.x.bq_quant_tables_ready(typeId('iq1_m')), 1, `${b.name}: iq1_m shares iq1_s's tables`);
 
 /** Runs kernel name of raw on case c (weights w or null) and returns its status and bytes. */
 function runKernel(raw, name, type, c, w) {

@@ -12,11 +12,11 @@
 // variants (build/test/), which export every kernel. Seeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng, testWasmFile } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
+import { builds, threadsInstance, variants, withTables } from './lib/imat-builds.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq2 test, ${BACKEND} build, seed ${SEED}`);
@@ -41,37 +41,7 @@ const GRIDS = [
   { size: 2048, types: ['iq1_s', 'iq1_m'] },
 ];
 
-/** A fresh instance of the clang-19 threads build on its own shared memory. */
-async function threadsInstance() {
-  const module = await WebAssembly.compile(readFileSync(testWasmFile('threads')));
-  const memory = new WebAssembly.Memory({ initial: 320, maximum: 65536, shared: true });
-  return (await WebAssembly.instantiate(module, { env: { memory } })).exports;
-}
-
-/** A Raw over exports with the tables of the IQ2 types built into its memory, its scratch past them. */
-function withTables(exports) {
-  const raw = new Raw(exports);
-  /** @type {Record<string, number>} where each type's tables are */
-  const tables = {};
-  for (const { t } of TYPES) {
-    tables[t] = raw.alloc(raw.x.bq_quant_tables_bytes(typeId(t)));
-    assert.equal(raw.x.bq_quant_tables_init(typeId(t), tables[t]), BQ_OK, `${t} tables`);
-  }
-  raw.base = raw.top;
-  return Object.assign(raw, { tables });
-}
-
-/** The builds under test: this one, and on the simd128 run the clang-19 threads build. */
-async function builds() {
-  const list = [{ name: `${BACKEND} build`, raw: withTables((await testCodec()).exports) }];
-  if (BACKEND === 'simd128') list.push({ name: 'threads build (clang-19)', raw: withTables(await threadsInstance()) });
-  return list;
-}
-const BUILDS = await builds();
-
-/** The variants of kernel base a build exports: the public one, __ref, __simd128. */
-const variants = (raw, base) =>
-  [base, `${base}__ref`, `${base}__simd128`].filter((n) => typeof raw.x[n] === 'function');
+const BUILDS = await builds(TYPES.map((x) => x.t));
 
 /** Where byte d of a case's output falls: its row and that row's kind. */
 function where(c, d, bytes) {
@@ -287,7 +257,15 @@ test(`iq2_xxs, iq2_xs, iq2_s: the SIMD128 kernels write the reference's bytes (a
   const simd =
     BACKEND === 'simd128'
       ? BUILDS
-      : [{ name: 'simd128 build', raw: withTables((await testCodec({ backend: 'simd128' })).exports) }];
+      : [
+          {
+            name: 'simd128 build',
+            raw: withTables(
+              (await testCodec({ backend: 'simd128' })).exports,
+              TYPES.map((x) => x.t),
+            ),
+          },
+        ];
   for (const b of simd)
     assert.equal(typeof b.raw.x.bq_iq2_xxs_quantize_rows__simd128, 'function', `${b.name} has the SIMD128 kernels`);
   const r = rng(SEED + 77);

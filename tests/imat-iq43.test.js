@@ -11,11 +11,11 @@
 // (the test variant of wasm/blockquant-threads.wasm on a shared memory). Seeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, testCodec, firstDiff, rng, testWasmFile } from './lib/helpers.js';
+import { BACKEND, SEED, testCodec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
+import { builds, threadsInstance, variants } from './lib/imat-builds.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq43 test, ${BACKEND} build, seed ${SEED}`);
@@ -31,38 +31,7 @@ const PLAIN_TYPES = ['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'];
 const ROWS_TYPES = ['iq4_nl', 'iq4_xs', 'iq3_xxs', 'iq3_s'];
 const GRID_TYPES = ['iq3_xxs', 'iq3_s'];
 
-/** An instance of a build with the grid tables of GRID_TYPES built into its memory, and a Raw whose
- * scratch starts past them. */
-function withTables(exports) {
-  const raw = new Raw(exports);
-  /** @type {Record<string, number>} where each type's tables are */
-  const tables = {};
-  for (const t of GRID_TYPES) {
-    tables[t] = raw.alloc(raw.x.bq_quant_tables_bytes(typeId(t)));
-    assert.equal(raw.x.bq_quant_tables_init(typeId(t), tables[t]), BQ_OK, `${t} tables`);
-  }
-  raw.base = raw.top;
-  return Object.assign(raw, { tables });
-}
-
-/** A fresh instance of the clang-19 threads build on its own shared memory. */
-async function threadsInstance() {
-  const module = await WebAssembly.compile(readFileSync(testWasmFile('threads')));
-  const memory = new WebAssembly.Memory({ initial: 320, maximum: 65536, shared: true });
-  return (await WebAssembly.instantiate(module, { env: { memory } })).exports;
-}
-
-/** The builds under test: this one, and on the simd128 run the clang-19 threads build. */
-async function builds() {
-  const list = [{ name: `${BACKEND} build`, raw: withTables((await testCodec()).exports) }];
-  if (BACKEND === 'simd128') list.push({ name: 'threads build (clang-19)', raw: withTables(await threadsInstance()) });
-  return list;
-}
-const BUILDS = await builds();
-
-/** The variants of kernel base a build exports: the public one, __ref, __simd128. */
-const variants = (raw, base) =>
-  [base, `${base}__ref`, `${base}__simd128`].filter((n) => typeof raw.x[n] === 'function');
+const BUILDS = await builds(GRID_TYPES);
 
 /**
  * Inputs for a type of block size bs: for each row length, every row kind in one matrix, and a

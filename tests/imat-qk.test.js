@@ -8,11 +8,10 @@
 // memory): the same C compiled by another compiler must give the same bytes. Seeded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
-import { BACKEND, SEED, testCodec, firstDiff, testWasmFile } from './lib/helpers.js';
-import { Raw } from './lib/raw.js';
+import { BACKEND, SEED, firstDiff } from './lib/helpers.js';
+import { builds, variants } from './lib/imat-builds.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-qk test, ${BACKEND} build, seed ${SEED}`);
@@ -24,22 +23,7 @@ const REF_TYPES = ['q8_1', 'q8_K'];
 /** The types of this file with a quantize_rows kernel (ggml's quantize_<t> with quant_weights). */
 const ROWS_TYPES = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K'];
 
-/** The builds under test: this one, and on the simd128 run the clang-19 threads build. */
-async function builds() {
-  const list = [{ name: `${BACKEND} build`, raw: new Raw((await testCodec()).exports) }];
-  if (BACKEND === 'simd128') {
-    const module = await WebAssembly.compile(readFileSync(testWasmFile('threads')));
-    const memory = new WebAssembly.Memory({ initial: 320, maximum: 65536, shared: true });
-    const inst = await WebAssembly.instantiate(module, { env: { memory } });
-    list.push({ name: 'threads build (clang-19)', raw: new Raw(inst.exports) });
-  }
-  return list;
-}
 const BUILDS = await builds();
-
-/** The variants of kernel base a build exports: the public one, __ref, __simd128. */
-const variants = (raw, base) =>
-  [base, `${base}__ref`, `${base}__simd128`].filter((n) => typeof raw.x[n] === 'function');
 
 /**
  * Inputs for a type of block size bs: for each row length, every row kind in one matrix, and a
