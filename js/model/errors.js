@@ -1,7 +1,7 @@
 // PlanError: why a model cannot be quantized as asked (planFor, quantizeModel). `code` says what:
 // UNKNOWN_FTYPE, BAD_OPTION, NEEDS_IMATRIX, IMATRIX_MISMATCH, IMATRIX_NOT_FINITE, REQUANTIZE,
 // UNKNOWN_TYPE, CANNOT_CONVERT, NO_FALLBACK, BAD_LAYER, MISSING_KEY, BAD_KV; and from quantizeModel
-// UNSUPPORTED (a type this build cannot write yet), INVALID_DATA (a NaN or Inf in the input),
+// UNSUPPORTED (a conversion this build cannot do), INVALID_DATA (a NaN or Inf in the input),
 // INVALID_OUTPUT (quantized scales that overflow); `tensor` names the tensor when there is one.
 
 export class PlanError extends Error {
