@@ -4,6 +4,7 @@
 // Rows of collapsed groups are not in the DOM, so a 291-tensor model shows ~35 rows until opened.
 import { layerOf } from './viewer-data.js';
 import { fmtBytes } from './overview.js';
+import { fmtCount } from './numbers.js';
 
 /** @typedef {{ name: string, typeName: string, dims: number[], byteLength: number | null, nElements: number, unsupported?: string }} Row */
 
@@ -72,7 +73,7 @@ export function tensorTree(table, onSelect) {
         tr.append(
           cell(`${expanded ? '▾' : '▸'} ${g.layer < 0 ? 'not in a layer' : k}`, 'name'),
           cell(`${g.items.length} tensors`, 'nowrap'),
-          cell(`${(params / 1e6).toFixed(2)} M`, 'num nowrap'),
+          cell(fmtCount(params), 'num nowrap'),
           cell(fmtBytes(bytes), 'num nowrap'),
         );
         out.push(tr);

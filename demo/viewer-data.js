@@ -3,6 +3,7 @@
 // the vocabulary and its search, layer grouping of tensor names, and split-model shard names.
 // Used by the worker (viewer-ops.js) and checked in Node (tests/viewer-data.test.js).
 import { tensorTypeName } from '../js/index.js';
+import { shortestF32 } from './numbers.js';
 
 /** GGUF value type names by id (the spec's names). */
 export const VALUE_TYPES = [
@@ -156,8 +157,17 @@ export function kvCacheBytes(kv, nCtx, bytesPerElement = 2) {
 /** Longest string preview in a metadata row. */
 const PREVIEW = 160;
 
-/** A value for display: strings quoted with control characters escaped, bigints as integers. */
-export function showValue(/** @type {unknown} */ v) {
+/** GGUF's f32 value type id: its values show as the shortest decimal that reads back as that float32. */
+const F32 = 6;
+
+/**
+ * A value for display: strings quoted with control characters escaped, bigints as integers, f32
+ * values (type 6) by their shortest float32 round-trip (1e-5, not 0.000009999999747378752).
+ * @param {unknown} v
+ * @param {number} [type] its GGUF value type (the item type for an array's items)
+ */
+export function showValue(v, type) {
+  if (typeof v === 'number' && type === F32) return shortestF32(v);
   if (typeof v === 'string')
     return JSON.stringify(v.length > PREVIEW ? v.slice(0, PREVIEW) : v) + (v.length > PREVIEW ? '…' : '');
   if (typeof v === 'bigint') return String(v);
@@ -179,8 +189,8 @@ export function metaRows(kv, query = '') {
     const a = /** @type {ArrayLike<unknown>} */ (e.value);
     const type = list ? `array<${VALUE_TYPES[e.itemType ?? -1] ?? 'array'}>` : (VALUE_TYPES[e.type] ?? '?');
     const preview = list
-      ? `[${Array.from({ length: Math.min(a.length, 8) }, (_, i) => (isList(a[i]) ? '[…]' : showValue(a[i]))).join(', ')}${a.length > 8 ? ', …' : ''}]`
-      : showValue(e.value);
+      ? `[${Array.from({ length: Math.min(a.length, 8) }, (_, i) => (isList(a[i]) ? '[…]' : showValue(a[i], e.itemType))).join(', ')}${a.length > 8 ? ', …' : ''}]`
+      : showValue(e.value, e.type);
     const length = list ? a.length : typeof e.value === 'string' ? e.value.length : null;
     return { key: e.key, type, length, preview, long: typeof e.value === 'string' && e.value.length > PREVIEW };
   });
@@ -204,7 +214,7 @@ export function metaArrayPage(kv, key, offset, count) {
   const items = [];
   for (let i = from; i < to; i++) {
     const x = a[i];
-    items.push(isList(x) ? `[${x.length} items]` : showValue(x));
+    items.push(isList(x) ? `[${x.length} items]` : showValue(x, e.itemType));
   }
   return { key, length: a.length, offset: from, items };
 }
