@@ -3,7 +3,7 @@
 import { valuesView } from './values-view.js';
 import { tensorTree } from './tree.js';
 import { viewerOpened, viewerClosed } from './viewer.js';
-import { readLink, writeLink } from './links.js';
+import { readLink, writeLink, sameFiles, SCALES } from './links.js';
 import { shardNames } from './viewer-data.js';
 import { fmtNum, heatmapFigure, histogramBars, setMarker } from './draw.js';
 import { $, el, nextFrame } from './dom.js';
@@ -83,8 +83,12 @@ async function task(text, fn) {
 }
 
 // ---- opening files ----
-/** @param {Source} source @param {string} label */
-async function openSource(source, label) {
+/**
+ * Opens a file (or a split model's shards) and lists its tensors; first: analyse the first weight
+ * tensor too (false when a link names the tensor to show).
+ * @param {Source} source @param {string} label @param {boolean} [first]
+ */
+async function openSource(source, label, first = true) {
   await task(`opening ${label}…`, async () => {
     try {
       const info = await call('open', { source });
@@ -98,7 +102,10 @@ async function openSource(source, label) {
         `${label}: GGUF v${info.version}, ${info.littleEndian ? 'little' : 'big'}-endian, ${info.tensors.length} tensors`;
       const sources = [source].flat();
       linkUrls = sources.every((x) => typeof x === 'string') ? sources : [];
+      linkFiles = sources.flatMap((x) => (typeof x === 'string' ? [] : [x.name]));
       lastOpenCode = '';
+      pendingLink = null; // another file opened: the link that waited for its file is given up
+      linkNote([]);
       // The Quantize panel offers the open model as its source (quantize-tab.js).
       document.dispatchEvent(new CustomEvent('bq-opened', { detail: { source, label } }));
     } catch (e) {
@@ -108,6 +115,7 @@ async function openSource(source, label) {
       state.analysis = null;
       $('#file-info').textContent = `${label}: not opened`;
       linkUrls = [];
+      linkFiles = [];
       lastOpenCode = String(codeOf(e) ?? 'ERROR');
       document.dispatchEvent(new CustomEvent('bq-opened', { detail: null }));
       viewerClosed();
@@ -125,8 +133,9 @@ async function openSource(source, label) {
     $('#view').replaceChildren(el('p', { class: 'hint', text: 'Choose a tensor from the list.' }));
     await viewerOpened(viewerCall, el, label);
     $('#inspector').hidden = true;
-    const first = state.file?.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
-    if (first && first.dims.length > 1) await analyse(first.name);
+    if (!first) return;
+    const t = state.file?.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
+    if (t && t.dims.length > 1) await analyse(t.name);
   });
 }
 
@@ -549,43 +558,153 @@ async function inspect(/** @type {number} */ block) {
   });
 }
 
-// Open the bundled sample at once.
 // ---- files picked, deep links ----
 /** The URLs of the open file (empty for a local file, which a link cannot name). */
 let linkUrls = /** @type {string[]} */ ([]);
+/** The names of the open local files (empty for a URL): a link names them so the page can ask again. */
+let linkFiles = /** @type {string[]} */ ([]);
 /** The error code of the last open that failed ('' after a success). */
 let lastOpenCode = '';
+/** A link that named local files: kept (and the address left as it is) until the user picks files. */
+/** @type {import('./links.js').Link | null} */
+let pendingLink = null;
 
 /**
  * Opens a file by URL(s). One URL that the worker refuses as one shard of a split model (its own
  * split.count says so) opens again with every shard its name implies (name-00001-of-0000N.gguf):
  * a name alone never makes the page fetch other URLs.
  */
-async function openUrls(/** @type {string[]} */ urls, /** @type {string} */ label) {
-  await openSource(urls.length === 1 ? urls[0] : urls, label);
+async function openUrls(/** @type {string[]} */ urls, /** @type {string} */ label, first = true) {
+  await openSource(urls.length === 1 ? urls[0] : urls, label, first);
   const names = urls.length === 1 ? shardNames(urls[0]) : null;
-  if (lastOpenCode === 'SPLIT' && names && names.length > 1) await openSource(names, label);
+  if (lastOpenCode === 'SPLIT' && names && names.length > 1) await openSource(names, label, first);
 }
 
-/** Opens the picked files: one file, or every shard of a split model (sorted by name). */
-function openFiles(/** @type {FileList | null | undefined} */ list) {
+/**
+ * Opens the picked files: one file, or every shard of a split model (sorted by name). When a link
+ * asked for these files (by name), its tensor, format, scale and block are restored once they open.
+ */
+async function openFiles(/** @type {FileList | null | undefined} */ list) {
   const fs = [...(list ?? [])].sort((a, b) => a.name.localeCompare(b.name));
-  if (fs.length === 1) openSource(fs[0], fs[0].name);
-  else if (fs.length > 1) openSource(fs, `${fs[0].name} (+${fs.length - 1} shards)`);
+  if (!fs.length) return;
+  const link = pendingLink;
+  pendingLink = null;
+  const names = fs.map((f) => f.name);
+  const ours = link !== null && sameFiles(link.files, names);
+  await openSource(
+    fs.length === 1 ? fs[0] : fs,
+    fs.length === 1 ? fs[0].name : `${fs[0].name} (+${fs.length - 1} shards)`,
+    !ours,
+  );
+  if (!link) return;
+  if (ours) await followLink(link);
+  else
+    linkNote(
+      [
+        `You opened ${names.join(', ')}, not ${link.files.join(', ')}, the file this link was made for: its tensor, format and block were not restored.`,
+      ],
+      'info',
+    );
 }
 
-/** Writes what the page shows into its URL (links.js), once the page has settled. */
+/**
+ * Writes what the page shows into its URL (links.js), once the page has settled; not while a link
+ * waits for its local file (the address keeps what it asks for).
+ */
 function syncLink() {
-  if (!linkStarted) return;
+  if (!linkStarted || pendingLink) return;
   const ins = $('#inspector');
+  const here = new URL('./', location.href).href;
   writeLink({
-    urls: linkUrls.map((u) =>
-      u.startsWith(new URL('./', location.href).href) ? u.slice(new URL('./', location.href).href.length) : u,
-    ),
+    urls: linkUrls.map((u) => (u.startsWith(here) ? u.slice(here.length) : u)),
+    files: state.file ? linkFiles : [],
     tensor: state.selected,
     format: state.analysis?.kind === 'float' ? state.format : null,
+    scale: state.scale,
     block: state.selected && !ins.hidden && ins.dataset.block ? Number(ins.dataset.block) : null,
   });
+}
+
+/**
+ * Shows what the page has to say about the link (#link-note): the parts it could not follow, or
+ * that it waits for a file. Nothing to say hides it.
+ * @param {string[]} lines
+ * @param {'problem' | 'info'} kind
+ */
+function linkNote(lines, kind = 'problem') {
+  const n = $('#link-note');
+  n.dataset.kind = kind;
+  n.replaceChildren(
+    ...(kind === 'problem' && lines.length
+      ? [el('strong', { text: 'Parts of this link could not be followed: ' })]
+      : []),
+    ...lines.map((t) => el('span', { class: 'link-part', 'data-testid': 'link-problem', text: t })),
+  );
+  n.hidden = lines.length === 0;
+}
+
+/**
+ * Goes to the tensor, format, scale and block a link names, in the open file; each part that does
+ * not exist there is reported on the page (#link-note) and left out.
+ * @param {import('./links.js').Link} link
+ */
+async function followLink(link) {
+  /** @type {string[]} */
+  const problems = [];
+  if (link.scale !== null) {
+    if (SCALES.includes(link.scale)) state.scale = link.scale;
+    else problems.push(`scale=${link.scale}: the colour scale is ${SCALES.join(' or ')}.`);
+  }
+  const file = state.file;
+  if (!link.tensor || !file) {
+    if (link.format) problems.push(`format=${link.format}: the link names no tensor to show in it.`);
+    if (link.blockText !== null) problems.push(`block=${link.blockText}: the link names no tensor to inspect.`);
+    linkNote(problems);
+    return syncLink();
+  }
+  const t = file.tensors.find((x) => x.name === link.tensor);
+  if (!t) {
+    problems.push(`tensor=${link.tensor}: ${state.label} has no tensor of that name (it has ${file.tensors.length}).`);
+    linkNote(problems);
+    return syncLink();
+  }
+  if (link.format) state.format = link.format;
+  await selectTensor(link.tensor);
+  const a = state.analysis;
+  if (state.selected !== link.tensor || !a) {
+    problems.push(`tensor=${link.tensor}: it cannot be analysed (the page says why).`);
+    linkNote(problems);
+    return;
+  }
+  if (link.format && a.kind === 'float' && state.format !== link.format)
+    problems.push(
+      `format=${link.format}: ${link.tensor} is compared in ${a.formats.map((f) => f.format).join(', ')}; shown in ${state.format}.`,
+    );
+  else if (link.format && a.kind !== 'float')
+    problems.push(
+      `format=${link.format}: ${link.tensor} is stored as ${t.typeName}; only float tensors are shown in a chosen format.`,
+    );
+  if (link.blockText !== null) {
+    const B =
+      a.kind === 'float'
+        ? a.formats.find((f) => f.format === state.format)?.blockSize
+        : a.kind === 'quant'
+          ? a.blockSize
+          : 0;
+    const blocks = B ? (a.rows * a.rowLen) / B : 0;
+    if (!B) problems.push(`block=${link.blockText}: ${link.tensor} holds plain values, not blocks.`);
+    else if (link.block === null) problems.push(`block=${link.blockText}: not a block number (0 … ${blocks - 1}).`);
+    else if (link.block >= blocks)
+      problems.push(
+        `block=${link.block}: ${link.tensor} has ${blocks} blocks of ${B} values in ${state.format} (0 … ${blocks - 1}).`,
+      );
+    else {
+      state.cursor = link.block;
+      await inspect(link.block);
+    }
+  }
+  linkNote(problems);
+  syncLink();
 }
 
 /** Opens what the page's URL names (else the bundled sample), then its tensor, format and block. */
@@ -601,19 +720,39 @@ async function restoreLink() {
     showError(`This link's url= (${link.urls.join(', ')}) is not a URL. Open a GGUF file or the bundled sample.`);
     return done();
   }
+  if (!urls.length && link.files.length) {
+    // A local file: no link can open it. Ask for it by name; the rest follows when it is picked.
+    linkStarted = true;
+    pendingLink = link;
+    const what = [
+      link.tensor && `tensor ${link.tensor}`,
+      link.format && `format ${link.format}`,
+      link.blockText !== null && `block ${link.blockText}`,
+    ].filter(Boolean);
+    linkNote(
+      [
+        `This link is for ${link.files.join(', ')}, a file on the computer it was made on. Open it again (Open a GGUF file…)${what.length ? ` and the page goes to ${what.join(', ')}` : ''}.`,
+      ],
+      'info',
+    );
+    $('#view').replaceChildren(
+      el('p', {
+        class: 'hint',
+        'data-testid': 'ask-file',
+        text: `Waiting for ${link.files.join(', ')}: open it with “Open a GGUF file…” above.`,
+      }),
+    );
+    return done();
+  }
   if (!urls.length) {
     linkStarted = true;
-    return openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf');
+    await openSource(new URL('./sample.gguf', location.href).href, 'sample.gguf', !link.tensor);
+  } else {
+    await openUrls(urls, link.urls[0], !link.tensor);
+    linkStarted = true;
   }
-  await openUrls(urls, link.urls[0]);
-  linkStarted = true;
-  if (!link.tensor || !state.file) return syncLink();
-  if (link.format) state.format = link.format;
-  await selectTensor(link.tensor);
-  if (link.block !== null && state.selected === link.tensor) {
-    state.cursor = link.block;
-    await inspect(link.block);
-  }
+  if (!state.file) return syncLink();
+  await followLink(link);
 }
 // data-linked: the link has been followed (a hook for tests).
 restoreLink().finally(() => (document.body.dataset.linked = 'true'));

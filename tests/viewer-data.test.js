@@ -150,15 +150,37 @@ test('split models: shard names from the first, and openGGUF over the shards see
 });
 
 test('deep links: read and written back, other parameters kept, a bad block ignored', async () => {
-  const { readLink, linkFor } = await import('../demo/links.js');
+  const { readLink, linkFor, sameFiles } = await import('../demo/links.js');
   const base = 'http://h/demo/?backend=scalar';
-  const v = { urls: ['a-00001-of-00002.gguf', 'a-00002-of-00002.gguf'], tensor: 'blk.0.x', format: 'q4_K', block: 7 };
+  const v = {
+    urls: ['a-00001-of-00002.gguf', 'a-00002-of-00002.gguf'],
+    files: [],
+    tensor: 'blk.0.x',
+    format: 'q4_K',
+    scale: 'log',
+    block: 7,
+  };
   const href = linkFor(base, v);
   assert.equal(new URL(href).searchParams.get('backend'), 'scalar');
-  assert.deepEqual(readLink(href), v);
-  assert.equal(readLink('http://h/?tensor=t&block=-1').block, null);
+  assert.deepEqual(readLink(href), { ...v, blockText: '7' });
+  // A bad block is no block, and its text is kept to be reported.
+  assert.deepEqual(
+    [readLink('http://h/?tensor=t&block=-1').block, readLink('http://h/?tensor=t&block=-1').blockText],
+    [null, '-1'],
+  );
   assert.equal(readLink('http://h/?tensor=t&block=1e3').block, null);
   assert.deepEqual(readLink('http://h/?url=').urls, []);
-  // No tensor: no format or block either.
-  assert.equal(linkFor(base, { urls: [], tensor: null, format: 'q4_0', block: 3 }), base);
+  // No tensor: no format or block either; the linear scale (the default) is not written.
+  assert.equal(linkFor(base, { urls: [], files: [], tensor: null, format: 'q4_0', scale: 'linear', block: 3 }), base);
+  // A local file is named by file= (one per shard); a URL wins over a name; other keys are kept.
+  const local = linkFor(`${base}&compare=x.gguf`, {
+    ...v,
+    urls: [],
+    files: ['m-00001-of-00002.gguf', 'm-00002-of-00002.gguf'],
+  });
+  assert.deepEqual(new URL(local).searchParams.getAll('file'), ['m-00001-of-00002.gguf', 'm-00002-of-00002.gguf']);
+  assert.equal(new URL(local).searchParams.get('compare'), 'x.gguf');
+  assert.deepEqual(new URL(linkFor(base, { ...v, files: ['m.gguf'] })).searchParams.getAll('file'), []);
+  assert.equal(sameFiles(['b.gguf', 'a.gguf'], ['a.gguf', 'b.gguf']), true);
+  assert.equal(sameFiles(['a.gguf'], ['a.gguf', 'b.gguf']), false);
 });
