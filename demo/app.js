@@ -5,7 +5,7 @@ import { tensorTree } from './tree.js';
 import { viewerOpened, viewerClosed } from './viewer.js';
 import { readLink, writeLink, sameFiles, SCALES } from './links.js';
 import { shardNames } from './viewer-data.js';
-import { fmtNum, heatmapFigure, histogramBars, setMarker } from './draw.js';
+import { fmtNum, heatmapFigure, histogramBars, markerBox, setMarker } from './draw.js';
 import { $, el, nextFrame } from './dom.js';
 import { worker, call, viewerCall, codeOf } from './rpc.js';
 import { renderInspector } from './inspector.js';
@@ -185,6 +185,12 @@ function renderList() {
 
 async function selectTensor(/** @type {string} */ name) {
   await task(`analysing ${name}…`, () => analyse(name));
+  // The analysed tensor in view: in one column (narrow windows) it is below the list and the panels.
+  const h = document.querySelector('#view h2');
+  if (state.selected === name && h) {
+    const r = h.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > innerHeight) h.scrollIntoView({ block: 'start' });
+  }
 }
 
 let analyses = 0;
@@ -376,7 +382,7 @@ function renderView() {
     v.replaceChildren(
       el('h2', { text: name }),
       partial(a),
-      summary,
+      el('div', { class: 'summary-box' }, summary),
       parts.ctrl,
       parts.heat,
       el('h3', { text: 'distribution of block RMSE, per format (shared axes)' }),
@@ -544,11 +550,14 @@ async function inspect(/** @type {number} */ block) {
   await task(`decoding block ${block}…`, async () => {
     try {
       await renderInspector(await call('block', { name, format: state.format, block }));
+      setMarker(block); // a block opened by a link or a list is marked on the map too
+      keepMarkerInView();
     } catch {
       // The worker lost the tensor (an analysis failed meanwhile): analyse it again, then retry once.
       try {
         await analyse(name);
         await renderInspector(await call('block', { name, format: state.format, block }));
+        keepMarkerInView();
       } catch (e2) {
         showError(
           `Could not decode block ${block} of ${name}: ${/** @type {Error} */ (e2).message}. Choose the tensor again in the list.`,
@@ -557,6 +566,23 @@ async function inspect(/** @type {number} */ block) {
     }
   });
 }
+
+/**
+ * Where the inspector is a sheet over the bottom of the window (narrow windows), scrolls the page
+ * so the marked block (else the heatmap's top) is above the sheet, never under it.
+ */
+function keepMarkerInView() {
+  const ins = $('#inspector');
+  if (ins.hidden || getComputedStyle(ins).position !== 'fixed') return;
+  const hm = document.querySelector('[data-testid=heatmap]');
+  const box = markerBox() ?? hm?.getBoundingClientRect();
+  if (!box) return;
+  const free = ins.getBoundingClientRect().top; // the sheet's top edge
+  const margin = 8;
+  if (box.top >= margin && box.bottom <= free - margin) return;
+  window.scrollBy(0, box.top - Math.max(margin, (free - box.height) / 2));
+}
+document.addEventListener('bq-inspector-closed', () => syncLink());
 
 // ---- files picked, deep links ----
 /** The URLs of the open file (empty for a local file, which a link cannot name). */

@@ -42,8 +42,17 @@ export const fmtNum = (/** @type {number} */ v) =>
  */
 
 /** The figure on the page now, so a worst-block button can move its marker. */
-/** @type {{ mark: (block: number) => void, release: () => void } | null} */
+/** @type {{ mark: (block: number) => void, release: () => void, box: () => DOMRect | null } | null} */
 let shown = null;
+
+/**
+ * Where the shown heatmap's marked block is on the page (client coordinates), or null when no
+ * heatmap is drawn or the block is outside its window.
+ * @returns {DOMRect | null}
+ */
+export function markerBox() {
+  return shown?.box() ?? null;
+}
 
 /**
  * Moves the shown heatmap's marker to a block (re-centring a zoomed map when the block is outside).
@@ -108,17 +117,27 @@ export function heatmapFigure(g, title, host) {
     const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(pixels, 0, 0, d.W * cw, d.H * ch);
+    delete canvas.dataset.marker;
     if (!picked && !host.markerShown()) return;
-    const { c, r } = cellOf(host.cursor());
-    const x0 = Math.floor((c - d.x0) / d.sx),
-      x1 = Math.floor((c + g.cellsPerBlock - 1 - d.x0) / d.sx) + 1,
-      y0 = Math.floor((r - d.y0) / d.sy);
-    if (x1 <= 0 || x0 >= d.W || y0 < 0 || y0 >= d.H) return;
+    const m = markerCells();
+    if (!m) return;
+    const { x0, x1, y0 } = m;
+    // The marked cells in canvas pixels (x, y, width, height): tests measure it against the page.
+    canvas.dataset.marker = `${x0 * cw},${y0 * ch},${(x1 - x0) * cw},${ch}`;
     ctx.lineWidth = 1;
     ctx.strokeStyle = '#fff';
     ctx.strokeRect(x0 * cw - 1.5, y0 * ch - 1.5, (x1 - x0) * cw + 3, ch + 3);
     ctx.strokeStyle = '#000';
     ctx.strokeRect(x0 * cw - 0.5, y0 * ch - 0.5, (x1 - x0) * cw + 1, ch + 1);
+  };
+  /** The drawn cells the cursor's block covers (x0 … x1 - 1 in row y0), or null outside the window. */
+  const markerCells = () => {
+    if (!d) return null;
+    const { c, r } = cellOf(host.cursor());
+    const x0 = Math.floor((c - d.x0) / d.sx),
+      x1 = Math.floor((c + g.cellsPerBlock - 1 - d.x0) / d.sx) + 1,
+      y0 = Math.floor((r - d.y0) / d.sy);
+    return x1 <= 0 || x0 >= d.W || y0 < 0 || y0 >= d.H ? null : { x0, x1, y0 };
   };
   /** Asks the worker for the map around the cursor at the current zoom, then draws it. */
   const load = () =>
@@ -255,6 +274,15 @@ export function heatmapFigure(g, title, host) {
   shown?.release();
   shown = {
     mark,
+    box: () => {
+      const m = markerCells();
+      if (!m || !canvas.isConnected || !canvas.width) return null;
+      // The canvas may be drawn smaller than its pixels (max-width: 100%): scale to its box.
+      const rect = canvas.getBoundingClientRect();
+      const kx = rect.width / canvas.width,
+        ky = rect.height / canvas.height;
+      return new DOMRect(rect.left + m.x0 * cw * kx, rect.top + m.y0 * ch * ky, (m.x1 - m.x0) * cw * kx, ch * ky);
+    },
     release: () => {
       released = true;
       if (pixels && 'close' in pixels) pixels.close();

@@ -9,6 +9,18 @@ import { byteDiagram, elementBytes, explainElement, fmt32 } from './formula.js';
 import { $, el, hex, nextFrame, numAttr } from './dom.js';
 
 /**
+ * Closes the inspector and gives the keyboard back to the heatmap; the page hears of it through a
+ * 'bq-inspector-closed' event (its link drops the block).
+ */
+export function closeInspector() {
+  const ins = $('#inspector');
+  if (ins.hidden) return;
+  ins.hidden = true;
+  /** @type {HTMLElement | null} */ (document.querySelector('[data-testid=heatmap]'))?.focus();
+  document.dispatchEvent(new CustomEvent('bq-inspector-closed'));
+}
+
+/**
  * @typedef {import('./worker.js').BlockResult} BlockResult
  * @typedef {{ a: Float32Array, b: Float32Array, aName: string, bName: string, diff: string }} Comparison
  *   what the inspector's comparison columns hold
@@ -288,7 +300,19 @@ export async function renderInspector(/** @type {BlockResult} */ r) {
     detailBox.scrollIntoView({ block: 'nearest' });
   });
   ins.replaceChildren(
-    el('h2', { text: `${unit} ${r.block} (${r.format}, ${b.length} bytes)` }),
+    el(
+      'div',
+      { class: 'ins-head' },
+      el('h2', { text: `${unit} ${r.block} (${r.format}, ${b.length} bytes)` }),
+      el('button', {
+        type: 'button',
+        class: 'ins-close',
+        'data-testid': 'inspector-close',
+        'aria-label': 'close the block inspector',
+        text: '× close',
+        onclick: closeInspector,
+      }),
+    ),
     el('p', { class: 'note what', 'data-testid': 'format-note', text: noteFor(r.format) }),
     diagram,
     el(

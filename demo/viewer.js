@@ -4,6 +4,7 @@
 import { renderOverview, fmtBytes, fmtParams } from './overview.js';
 import { renderMeta } from './meta.js';
 import { renderVocab } from './vocab.js';
+import { closeInspector } from './inspector.js';
 
 const $ = (/** @type {string} */ s) => /** @type {HTMLElement} */ (document.querySelector(s));
 
@@ -68,10 +69,8 @@ export function viewerClosed() {
 }
 
 // At narrow widths the block inspector is a sheet over the bottom of the window (style.css):
-// Escape closes it and gives the keyboard back to the heatmap.
+// Escape closes it (as its close button does) and gives the keyboard back to the heatmap.
 document.addEventListener('keydown', (ev) => {
-  const ins = $('#inspector');
-  if (ev.key !== 'Escape' || ins.hidden || !matchMedia('(max-width: 1100px)').matches) return;
-  ins.hidden = true;
-  /** @type {HTMLElement | null} */ (document.querySelector('[data-testid=heatmap]'))?.focus();
+  if (ev.key !== 'Escape' || $('#inspector').hidden || !matchMedia('(max-width: 1100px)').matches) return;
+  closeInspector();
 });
