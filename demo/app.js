@@ -4,7 +4,7 @@ import { valuesView } from './values-view.js';
 import { tensorTree } from './tree.js';
 import { viewerOpened, viewerClosed } from './viewer.js';
 import { readLink, writeLink, sameFiles, SCALES } from './links.js';
-import { shardNames } from './viewer-data.js';
+import { shardNames, firstTensor } from './viewer-data.js';
 import { fmtNum, heatmapFigure, histogramBars, markerBox, setMarker } from './draw.js';
 import { $, el, nextFrame } from './dom.js';
 import { worker, call, viewerCall, codeOf } from './rpc.js';
@@ -133,9 +133,11 @@ async function openSource(source, label, first = true) {
     $('#view').replaceChildren(el('p', { class: 'hint', text: 'Choose a tensor from the list.' }));
     await viewerOpened(viewerCall, el, label);
     $('#inspector').hidden = true;
+    // The bundled sample is synthetic: the footer says so under it only.
+    $('footer').hidden = label !== 'sample.gguf';
     if (!first) return;
-    const t = state.file?.tensors.find((t) => !t.unsupported && ['f16', 'f32', 'bf16'].includes(t.typeName));
-    if (t && t.dims.length > 1) await analyse(t.name);
+    const t = firstTensor(state.file?.tensors ?? []);
+    if (t) await analyse(t);
   });
 }
 

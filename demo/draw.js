@@ -2,7 +2,7 @@
 // here), their axes, hover readout, zoom, colour legend and block marker, and the histograms.
 // Main thread only; nothing here touches more than one screenful of pixels.
 
-import { CLIP, STOPS } from './heatmap.js';
+import { CLIP, STOPS, foldFor } from './heatmap.js';
 
 /**
  * @param {string} tag
@@ -30,7 +30,7 @@ export const fmtNum = (/** @type {number} */ v) =>
  *   lo: number, hi: number, below: number, above: number, log: boolean }} Drawn
  *   (the pixels as an ImageBitmap drawn in the worker, or as RGBA bytes where workers lack OffscreenCanvas)
  * @typedef {{
- *   draw: (view: { zoom: number, cx: number, cy: number, log: boolean }) => Promise<Drawn>,
+ *   draw: (view: { zoom: number, cx: number, cy: number, log: boolean, fold: number }) => Promise<Drawn>,
  *   task: (text: string, fn: () => Promise<void>) => Promise<void>,
  *   inspect: (block: number) => void,
  *   cursor: () => number,
@@ -107,11 +107,16 @@ export function heatmapFigure(g, title, host) {
   let picked = false; // a block was chosen on this map: mark it
   let released = false; // another heatmap replaced this one
   const nBlocks = g.rows * g.blocksPerRow;
-  // The block's first cell and its row, in map cells.
-  const cellOf = (/** @type {number} */ b) => ({
-    c: (b % g.blocksPerRow) * g.cellsPerBlock,
-    r: Math.floor(b / g.blocksPerRow),
-  });
+  // A tall map is wrapped into F columns of R rows (heatmap.js foldFor, foldGrid): display cell
+  // (x, y) is map row floor(x / perRow) · R + y, cell x mod perRow.
+  const F = foldFor(g.rows, g.perRow),
+    R = Math.ceil(g.rows / F);
+  // The block's first cell and its row, in display cells.
+  const cellOf = (/** @type {number} */ b) => {
+    const c = (b % g.blocksPerRow) * g.cellsPerBlock,
+      r = Math.floor(b / g.blocksPerRow);
+    return { c: Math.floor(r / R) * g.perRow + c, r: r % R };
+  };
   const paint = () => {
     if (!d || !pixels) return;
     const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
@@ -143,7 +148,7 @@ export function heatmapFigure(g, title, host) {
   const load = () =>
     host.task(`drawing ${title}…`, async () => {
       const { c, r } = cellOf(host.cursor());
-      const got = await host.draw({ zoom: host.zoom.level, cx: c, cy: r, log: host.log });
+      const got = await host.draw({ zoom: host.zoom.level, cx: c, cy: r, log: host.log, fold: F });
       if (released) return got.bitmap?.close(); // replaced while the worker drew
       d = got;
       host.zoom.level = got.zoom;
@@ -152,6 +157,7 @@ export function heatmapFigure(g, title, host) {
       canvas.width = got.W * cw;
       canvas.height = got.H * ch;
       canvas.dataset.cells = `${got.W}x${got.H}`;
+      canvas.dataset.fold = String(F);
       canvas.dataset.window = `${got.x0},${got.y0},${got.sx},${got.sy}`;
       canvas.dataset.zoom = String(got.zoom);
       if (pixels && 'close' in pixels) pixels.close(); // the previous bitmap's memory, freed now
@@ -163,9 +169,15 @@ export function heatmapFigure(g, title, host) {
       /** @type {HTMLButtonElement} */ (zoomOut).disabled = got.zoom <= 1;
       /** @type {HTMLButtonElement} */ (zoomIn).disabled = got.sx === 1 && got.sy === 1 && got.W * got.H <= 4;
       const pooled = got.sx > 1 || got.sy > 1;
-      note.textContent = pooled
-        ? `${g.rows} rows × ${g.perRow} cells: each drawn cell is the largest of ${got.sy} row${got.sy > 1 ? 's' : ''} × ${got.sx} cell${got.sx > 1 ? 's' : ''}, so no outlier is dropped; zoom in (+) to see single ${g.per === g.B ? 'blocks' : 'cells'}, click to inspect.`
-        : `${g.rows} rows × ${g.perRow} ${g.per === g.B ? `blocks of ${g.B}` : `cells of ${g.per} values, ${g.cellsPerBlock} per block of ${g.B}`}; click a cell (or focus it and use the arrow keys) to inspect its block.`;
+      const wrapped =
+        F > 1
+          ? `The ${g.rows} rows are wrapped into ${F} columns of ${R} rows (rows 0…${R - 1} on the left, then ${R}…${2 * R - 1}, …) so the map fills the panel. `
+          : '';
+      note.textContent =
+        wrapped +
+        (pooled
+          ? `${g.rows} rows × ${g.perRow} cells: each drawn cell is the largest of ${got.sy} row${got.sy > 1 ? 's' : ''} × ${got.sx} cell${got.sx > 1 ? 's' : ''}, so no outlier is dropped; zoom in (+) to see single ${g.per === g.B ? 'blocks' : 'cells'}, click to inspect.`
+          : `${g.rows} rows × ${g.perRow} ${g.per === g.B ? `blocks of ${g.B}` : `cells of ${g.per} values, ${g.cellsPerBlock} per block of ${g.B}`}; click a cell (or focus it and use the arrow keys) to inspect its block.`);
     });
   // Row and column numbers: five ticks on each axis, at the cells they name.
   const axes = () => {
@@ -176,12 +188,20 @@ export function heatmapFigure(g, title, host) {
         at: (i + 0.5) / n,
         label: String(o + i * s),
       }));
+    // Wrapped: the x ticks name the first row of their column.
+    const xTicks = ticks(dd.W, dd.sx, dd.x0).map((t) =>
+      F > 1 ? { ...t, label: `r${Math.floor(Number(t.label) / g.perRow) * R}` } : t,
+    );
     xAxis.replaceChildren(
-      el('span', { class: 'hm-title', text: g.per === g.B ? 'block in row →' : `cell (${g.per} values) in row →` }),
-      ...ticks(dd.W, dd.sx, dd.x0).map((t) => el('span', { style: `left:${t.at * 100}%`, text: t.label })),
+      el('span', {
+        class: 'hm-title',
+        text:
+          F > 1 ? `${F} columns of ${R} rows →` : g.per === g.B ? 'block in row →' : `cell (${g.per} values) in row →`,
+      }),
+      ...xTicks.map((t) => el('span', { style: `left:${t.at * 100}%`, text: t.label })),
     );
     yAxis.replaceChildren(
-      el('span', { class: 'hm-title', text: 'row ↓' }),
+      el('span', { class: 'hm-title', text: F > 1 ? 'row in column ↓' : 'row ↓' }),
       ...ticks(dd.H, dd.sy, dd.y0).map((t) => el('span', { style: `top:${t.at * 100}%`, text: t.label })),
     );
   };
@@ -209,8 +229,12 @@ export function heatmapFigure(g, title, host) {
     const x = Math.floor(((ev.clientX - rect.left) / rect.width) * d.W),
       y = Math.floor(((ev.clientY - rect.top) / rect.height) * d.H);
     if (x < 0 || y < 0 || x >= d.W || y >= d.H) return null;
-    const c = Math.min(g.perRow - 1, d.x0 + x * d.sx),
-      r = Math.min(g.rows - 1, d.y0 + y * d.sy);
+    const dx = Math.min(F * g.perRow - 1, d.x0 + x * d.sx),
+      dy = Math.min(R - 1, d.y0 + y * d.sy);
+    // Back from display cells to the map's row and cell (unwrapped).
+    const c = dx % g.perRow,
+      r = Math.floor(dx / g.perRow) * R + dy;
+    if (r >= g.rows) return null; // past the last row, in the last column
     return { x, y, c, r, block: r * g.blocksPerRow + Math.floor(c / g.cellsPerBlock) };
   };
   canvas.addEventListener('mousemove', (ev) => {

@@ -31,6 +31,7 @@ export function renderOverview(box, o, el, label) {
   box.dataset.bytes = String(o.bytes);
   box.dataset.tensors = String(o.tensors);
   box.dataset.bpw = String(o.bitsPerWeight);
+  box.dataset.fileType = o.fileType;
   box.dataset.arch = o.arch;
   box.dataset.shards = String(o.shards);
   const ctxIn = /** @type {HTMLInputElement} */ (
@@ -107,6 +108,9 @@ export function renderOverview(box, o, el, label) {
       el('dd', {
         text: `${o.name || label}${o.arch ? ` (${o.arch})` : ''}${o.shards > 1 ? `, ${o.shards} shards` : ''}`,
       }),
+      ...(o.fileType
+        ? [el('dt', { text: 'file type' }), el('dd', { 'data-testid': 'file-type', text: o.fileType })]
+        : []),
       el('dt', { text: 'parameters' }),
       el('dd', { 'data-testid': 'params', text: `${fmtParams(o.params)} in ${o.tensors} tensors` }),
       el('dt', { text: 'size' }),

@@ -4,6 +4,7 @@
 // Used by the worker (viewer-ops.js) and checked in Node (tests/viewer-data.test.js).
 import { tensorTypeName } from '../js/index.js';
 import { shortestF32 } from './numbers.js';
+import { ftypeName } from '../js/model/ftypes.js';
 
 /** GGUF value type names by id (the spec's names). */
 export const VALUE_TYPES = [
@@ -36,6 +37,33 @@ function num(/** @type {unknown} */ v) {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   return undefined;
+}
+
+/**
+ * general.file_type for people: its llama-quantize name (15, MOSTLY_Q4_K_M, is 'Q4_K_M'), the
+ * number for an id llama.h does not list, '' when absent.
+ * @param {unknown} v
+ */
+export function fileTypeOf(v) {
+  if (v === undefined) return '';
+  return ftypeName(v) ?? `file type ${String(v)}`;
+}
+
+/** ggml_n_dims: the dimensions up to the last one longer than 1 (at least 1). */
+const nDims = (/** @type {number[]} */ dims) => Math.max(1, ...dims.map((n, d) => (n > 1 ? d + 1 : 0)));
+
+/**
+ * The tensor a model opens on: the first 2-D (or more) weight the page can analyse, in file order
+ * (not a 1-D norm); else the first it can analyse at all; else null.
+ * @param {{ name: string, dims: number[], unsupported?: string }[]} tensors
+ * @returns {string | null}
+ */
+export function firstTensor(tensors) {
+  const ok = tensors.filter((t) => !t.unsupported);
+  return (
+    (ok.find((t) => nDims(t.dims) >= 2 && t.name.endsWith('weight')) ?? ok.find((t) => nDims(t.dims) >= 2) ?? ok[0])
+      ?.name ?? null
+  );
 }
 
 /**
@@ -76,6 +104,7 @@ export function overviewOf(g) {
   return {
     arch,
     name: typeof meta.get('general.name') === 'string' ? String(meta.get('general.name')) : '',
+    fileType: fileTypeOf(meta.get('general.file_type')),
     tensors: g.tensors.length,
     params,
     bytes,

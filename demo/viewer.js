@@ -51,10 +51,13 @@ export async function viewerOpened(call, el, label) {
   const o = await call('overview');
   renderOverview($('#overview'), o, el, label);
   $('#model-line').textContent =
-    `${o.name || label}${o.arch ? ` (${o.arch})` : ''}: ${fmtParams(o.params)} parameters, ` +
+    `${o.name || label}${o.arch ? ` (${o.arch})` : ''}${o.fileType ? `, ${o.fileType}` : ''}: ${fmtParams(o.params)} parameters, ` +
     `${fmtBytes(o.bytes)}, ${o.bitsPerWeight.toFixed(2)} bits/weight${o.shards > 1 ? `, ${o.shards} shards` : ''}`;
   await renderMeta($('#metadata'), call, el);
   await renderVocab($('#vocab'), call, el);
+  // A model opens on its overview, expanded (the tab closes it again).
+  const tab = /** @type {HTMLElement} */ (document.querySelector('#tab-overview'));
+  if (tab.getAttribute('aria-expanded') !== 'true') choose(tab);
 }
 
 /** Empties the panels (no file is open). */

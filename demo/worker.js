@@ -9,7 +9,7 @@ import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './lay
 import { gridTables } from './grids.js';
 import { viewerOps } from './viewer-ops.js';
 import { VALUE_TYPES, valuesSummary } from './values-view.js';
-import { renderHeatmap, sharedHistograms } from './heatmap.js';
+import { renderHeatmap, sharedHistograms, foldGrid } from './heatmap.js';
 import { originalOf } from './formula.js';
 
 // ---- the messages (app.js sends { id, op, ...args } and reads the result) ----
@@ -286,12 +286,20 @@ const ops = {
    * @param {HeatmapArgs} args
    * @returns {Promise<HeatmapResult>}
    */
-  async heatmap({ name, key, zoom, cx, cy, log }) {
+  async heatmap({ name, key, zoom, cx, cy, log, fold }) {
     if (!current || current.name !== name)
       throw new Error(`${name} is not the analysed tensor; choose it in the list again`);
     const m = current.maps.get(key);
     if (!m) throw new Error(`${name} has no heatmap ${key}`);
-    const { rgba, ...drawn } = renderHeatmap(m.values, m, { zoom, cx, cy, log });
+    // A tall map wrapped into columns (heatmap.js foldGrid), kept for the next zoom or pan.
+    const F = Math.max(1, Math.floor(fold ?? 1));
+    let shown = m;
+    if (F > 1) {
+      const k = `${key}@${F}`;
+      shown = current.maps.get(k) ?? foldGrid(m.values, m, F);
+      current.maps.set(k, shown);
+    }
+    const { rgba, ...drawn } = renderHeatmap(shown.values, shown, { zoom, cx, cy, log });
     // The pixels go to the page as an ImageBitmap drawn here (the page only scales it onto its
     // canvas); a browser without OffscreenCanvas in workers gets the RGBA bytes instead.
     if (typeof OffscreenCanvas !== 'function') return { key, rows: m.rows, perRow: m.perRow, ...drawn, rgba };

@@ -184,3 +184,22 @@ test('deep links: read and written back, other parameters kept, a bad block igno
   assert.equal(sameFiles(['b.gguf', 'a.gguf'], ['a.gguf', 'b.gguf']), true);
   assert.equal(sameFiles(['a.gguf'], ['a.gguf', 'b.gguf']), false);
 });
+
+test('the first tensor shown: the first 2-D weight, not a 1-D norm; file types by name', async () => {
+  const { firstTensor, fileTypeOf } = await import('../demo/viewer-data.js');
+  const t = (/** @type {string} */ name, /** @type {number[]} */ dims, unsupported = '') => ({
+    name,
+    dims,
+    unsupported,
+  });
+  assert.equal(
+    firstTensor([t('blk.0.attn_norm.weight', [256]), t('rope_freqs', [64, 1]), t('blk.0.attn_q.weight', [256, 256])]),
+    'blk.0.attn_q.weight',
+  );
+  // ggml counts [256, 1] as 1-D; a tensor the page cannot analyse is passed over.
+  assert.equal(firstTensor([t('a.weight', [256, 1]), t('b.weight', [30, 4], 'no'), t('c.bias', [256, 4])]), 'c.bias');
+  assert.equal(firstTensor([t('a.weight', [256])]), 'a.weight');
+  assert.equal(firstTensor([]), null);
+  // llama.h: 15 is LLAMA_FTYPE_MOSTLY_Q4_K_M, 1 MOSTLY_F16, 0 ALL_F32; 4 is a retired id.
+  assert.deepEqual([15, 1, 0, 4, undefined].map(fileTypeOf), ['Q4_K_M', 'F16', 'F32', 'file type 4', '']);
+});
