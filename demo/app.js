@@ -100,6 +100,7 @@ async function openSource(source, label, first = true) {
       $('#build').textContent = `wasm build: ${info.backend}`;
       $('#file-info').textContent =
         `${label}: GGUF v${info.version}, ${info.littleEndian ? 'little' : 'big'}-endian, ${info.tensors.length} tensors`;
+      partialNote(info);
       const sources = [source].flat();
       linkUrls = sources.every((x) => typeof x === 'string') ? sources : [];
       linkFiles = sources.flatMap((x) => (typeof x === 'string' ? [] : [x.name]));
@@ -114,6 +115,7 @@ async function openSource(source, label, first = true) {
       state.selected = null;
       state.analysis = null;
       $('#file-info').textContent = `${label}: not opened`;
+      $('#partial').hidden = true;
       linkUrls = [];
       linkFiles = [];
       lastOpenCode = String(codeOf(e) ?? 'ERROR');
@@ -177,6 +179,20 @@ $('#sort').addEventListener('change', renderList);
 
 const tree = tensorTree(/** @type {HTMLTableElement} */ ($('#tensors')), (name) => selectTensor(name));
 /** The tensor list (tree.js): grouped by layer, filtered and sorted by the controls above it. */
+/** Says so when the open file's data is cut short (a partial download): what arrived, what can be analysed. */
+function partialNote(/** @type {OpenResult} */ info) {
+  const n = $('#partial');
+  const tr = info.truncated;
+  n.hidden = !tr;
+  if (!tr) return n.replaceChildren();
+  const missing = info.tensors.filter((t) => t.unsupported.startsWith('data missing')).length;
+  n.textContent =
+    `Partial file: ${tr.size} of its ${tr.expected} bytes are here (${((100 * tr.size) / tr.expected).toFixed(1)}%). ` +
+    `${info.tensors.length - missing} of ${info.tensors.length} tensors have all their data and can be analysed; ` +
+    `the ${missing} others are marked “data missing” in the list.`;
+  n.dataset.missing = String(missing);
+}
+
 function renderList() {
   tree.update(state.file?.tensors ?? [], state.selected ?? '', state.file);
   tree.filter(

@@ -24,7 +24,9 @@ import { originalOf } from './formula.js';
  *   byteLength: number | null, unsupported: string }} TensorRow  unsupported: why it cannot be
  *   analysed, or ''; byteLength null: a type id blockquant does not know (typeName 'unknown(N)')
  * @typedef {{ backend: string, version: number, alignment: number, littleEndian: boolean,
- *   kv: { key: string, text: string }[], tensors: TensorRow[] }} OpenResult
+ *   truncated: { size: number, expected: number } | null,
+ *   kv: { key: string, text: string }[], tensors: TensorRow[] }} OpenResult  truncated: the file's
+ *   data is cut short (size bytes of expected)
  *
  * @typedef {{ name: string }} AnalyzeArgs
  * @typedef {{ rows: number, totalRows: number, rowLen: number }} Geometry  the rows analysed
@@ -92,11 +94,14 @@ async function checkpoint(/** @type {number} */ gen) {
 
 /**
  * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
- * @param {{ type: number, dims: number[], unreadable?: { message: string } }} t
+ * @param {{ type: number, dims: number[], unreadable?: { message: string },
+ *   missing?: { from: number, to: number, of: number } }} t
  */
 function unsupported(t) {
   // An unknown type id, or Q2_0 in its pre-release layout: the reader says why.
   if (t.unreadable) return t.unreadable.message;
+  // A partial file (a download cut short): the tensor is listed, its bytes are not all there.
+  if (t.missing) return `data missing: bytes ${t.missing.from}..${t.missing.to} of ${t.missing.of}`;
   const info = typeInfo(t.type);
   if (VALUE_TYPES.has(t.type)) return ''; // integer and F64 values, shown as values
   if (!info.dequantize) return `blockquant has no decoder for ${info.name} tensors`;
@@ -137,10 +142,12 @@ const ops = {
     // Forget the previous file first: after a failure nothing of it is left to disagree with the page.
     file = null;
     current = null;
-    const f = await openGGUF(source);
+    // A file whose data is cut short (a partial download) opens: its missing tensors are marked.
+    const f = await openGGUF(source, { allowTruncated: true });
     file = f;
     return {
       backend: bq.backend,
+      truncated: f.truncated,
       version: f.version,
       alignment: f.alignment,
       littleEndian: f.littleEndian,

@@ -11,8 +11,11 @@ import { typeInfo } from './types.js';
 /** @typedef {import('./sources.js').ByteSource} ByteSource */
 /** @typedef {import('./sources.js').OpenOptions} OpenOptions */
 /**
- * @typedef {TensorInfo & { littleEndian: boolean, available?: boolean }} OpenTensorInfo a tensor and
- *   its shard's byte order; with allowTruncated, available: whether all its bytes are in the source
+ * @typedef {TensorInfo & { littleEndian: boolean, available?: boolean,
+ *   missing?: { from: number, to: number, of: number } }} OpenTensorInfo a tensor and its shard's
+ *   byte order; with allowTruncated, available: whether all its bytes are in the source, and for one
+ *   that is not, missing: the bytes from … to (inclusive, in its file) that are not, of the file's
+ *   declared size
  * @typedef {OpenOptions & { allowTruncated?: boolean }} OpenGGUFOptions
  */
 
@@ -240,7 +243,10 @@ export async function openGGUF(source, options = {}) {
   if (options.allowTruncated) {
     for (const t of tensors) {
       const i = t.shard ?? 0;
-      t.available = heads[i].dataOffset + t.offset + (t.byteLength ?? 0) <= srcs[i].size;
+      const at = heads[i].dataOffset + t.offset,
+        end = at + (t.byteLength ?? 0);
+      t.available = end <= srcs[i].size;
+      if (!t.available) t.missing = { from: Math.max(at, srcs[i].size), to: end - 1, of: dataEnd(heads[i]) };
     }
     const size = srcs.reduce((a, s) => a + s.size, 0),
       expected = heads.reduce((a, hd, i) => a + Math.max(srcs[i].size, dataEnd(hd)), 0);
