@@ -86,12 +86,13 @@ async function task(text, fn) {
 /**
  * Opens a file (or a split model's shards) and lists its tensors; first: analyse the first weight
  * tensor too (false when a link names the tensor to show).
- * @param {Source} source @param {string} label @param {boolean} [first]
+ * full: download a URL whole (offered when its server cannot be read in pieces).
+ * @param {Source} source @param {string} label @param {boolean} [first] @param {boolean} [full]
  */
-async function openSource(source, label, first = true) {
-  await task(`opening ${label}…`, async () => {
+async function openSource(source, label, first = true, full = false) {
+  await task(full ? `downloading ${label}…` : `opening ${label}…`, async () => {
     try {
-      const info = await call('open', { source });
+      const info = await call('open', { source, full });
       clearError();
       state.file = info;
       state.label = label;
@@ -128,6 +129,12 @@ async function openSource(source, label, first = true) {
       $('#inspector').hidden = true;
       showError(
         `Could not open ${label}: ${/** @type {Error} */ (e).message}. Choose another GGUF file, or open the bundled sample.`,
+      );
+      offerFullDownload(
+        /** @type {{ detail?: import('./url-errors.js').UrlProblem }} */ (e).detail,
+        source,
+        label,
+        first,
       );
       return;
     }
@@ -179,6 +186,38 @@ $('#sort').addEventListener('change', renderList);
 
 const tree = tensorTree(/** @type {HTMLTableElement} */ ($('#tensors')), (name) => selectTensor(name));
 /** The tensor list (tree.js): grouped by layer, filtered and sorted by the controls above it. */
+/**
+ * After a URL whose server cannot be read in pieces failed to open: a button that downloads it
+ * whole when its size is known and within the limit, else the reason the page does not.
+ * @param {import('./url-errors.js').UrlProblem | undefined} p
+ * @param {Source} source @param {string} label @param {boolean} first
+ */
+function offerFullDownload(p, source, label, first) {
+  if (!p || (p.kind !== 'no-range' && p.kind !== 'no-validator')) return;
+  const mb = (/** @type {number} */ n) => `${(n / 2 ** 20).toFixed(n < 10 * 2 ** 20 ? 1 : 0)} MB`;
+  const box = $('#error');
+  if (p.size !== null && p.size <= p.limit)
+    box.append(
+      ' ',
+      el('button', {
+        type: 'button',
+        'data-testid': 'full-download',
+        text: `Download the whole file (${mb(p.size)})`,
+        onclick: () => openSource(source, label, first, true),
+      }),
+    );
+  else
+    box.append(
+      el('span', {
+        'data-testid': 'no-full-download',
+        text:
+          p.size === null
+            ? ' The server does not say how large the file is, so the page does not download it whole; download it yourself and open it from disk.'
+            : ` The whole file is ${mb(p.size)}, more than the ${mb(p.limit)} this page downloads at once (it is held in memory); download it yourself and open it from disk.`,
+      }),
+    );
+}
+
 /** Says so when the open file's data is cut short (a partial download): what arrived, what can be analysed. */
 function partialNote(/** @type {OpenResult} */ info) {
   const n = $('#partial');

@@ -20,7 +20,7 @@ worker.onmessage = (/** @type {MessageEvent<Reply>} */ ev) => {
   const p = /** @type {NonNullable<ReturnType<typeof pending.get>>} */ (pending.get(r.id)); // every reply answers a call
   pending.delete(r.id);
   if (r.ok) p.resolve(r.result);
-  else p.reject(Object.assign(new Error(r.error), { code: r.code }));
+  else p.reject(Object.assign(new Error(r.error), { code: r.code, detail: r.detail }));
 };
 /**
  * Sends an operation to the worker; resolves with its result.

@@ -11,6 +11,7 @@ import { viewerOps } from './viewer-ops.js';
 import { VALUE_TYPES, valuesSummary } from './values-view.js';
 import { renderHeatmap, sharedHistograms, foldGrid } from './heatmap.js';
 import { originalOf } from './formula.js';
+import { explainOpenError, FULL_DOWNLOAD_LIMIT } from './url-errors.js';
 
 // ---- the messages (app.js sends { id, op, ...args } and reads the result) ----
 /**
@@ -19,7 +20,8 @@ import { originalOf } from './formula.js';
  * @typedef {string | File | (string | File)[]} Source  what the page opens: a URL or a picked file,
  *   or a list of them (a split model's shards)
  *
- * @typedef {{ source: Source }} OpenArgs
+ * @typedef {{ source: Source, full?: boolean }} OpenArgs  full: download a URL whole (its server
+ *   cannot be read in pieces), up to FULL_DOWNLOAD_LIMIT bytes
  * @typedef {{ name: string, type: number, typeName: string, dims: number[], nElements: number,
  *   byteLength: number | null, unsupported: string }} TensorRow  unsupported: why it cannot be
  *   analysed, or ''; byteLength null: a type id blockquant does not know (typeName 'unknown(N)')
@@ -60,7 +62,8 @@ import { originalOf } from './formula.js';
  * @typedef {{ open: { args: OpenArgs, result: OpenResult }, analyze: { args: AnalyzeArgs, result: AnalyzeResult },
  *   heatmap: { args: HeatmapArgs, result: HeatmapResult }, block: { args: BlockArgs, result: BlockResult } }} Ops
  * @typedef {{ id: number, op: string } & Record<string, unknown>} Request
- * @typedef {{ id: number, ok: true, result: unknown } | { id: number, ok: false, error: string, code: unknown }} Reply
+ * @typedef {{ id: number, ok: true, result: unknown } | { id: number, ok: false, error: string, code: unknown,
+ *   detail?: unknown }} Reply  detail: what the page is told beside the message (url-errors.js)
  */
 
 /** @type {Set<number>} */
@@ -137,13 +140,22 @@ function worst(/** @type {ArrayLike<number>} */ v, k = WORST) {
 
 const ops = {
   /** @param {OpenArgs} args @returns {Promise<OpenResult>} */
-  async open({ source }) {
+  async open({ source, full }) {
     const bq = await bqPromise;
     // Forget the previous file first: after a failure nothing of it is left to disagree with the page.
     file = null;
     current = null;
     // A file whose data is cut short (a partial download) opens: its missing tensors are marked.
-    const f = await openGGUF(source, { allowTruncated: true });
+    /** @type {Awaited<ReturnType<typeof openGGUF>>} */
+    let f;
+    try {
+      f = await openGGUF(source, {
+        allowTruncated: true,
+        ...(full ? { allowFullDownload: true, maxBytes: FULL_DOWNLOAD_LIMIT } : {}),
+      });
+    } catch (e) {
+      throw await explainOpenError(e, source);
+    }
     file = f;
     return {
       backend: bq.backend,
@@ -447,6 +459,7 @@ self.onmessage = (/** @type {MessageEvent<Request>} */ ev) => {
         ok: false,
         error: message,
         code: typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined,
+        ...(typeof e === 'object' && e !== null && 'detail' in e ? { detail: e.detail } : {}),
       };
       self.postMessage(reply);
     }

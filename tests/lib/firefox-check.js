@@ -51,7 +51,15 @@ ${body}
         got(JSON.parse(data));
       });
     } else if (req.method === 'GET' && req.url === '/check.html') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(html);
+      // Isolated as the demo is (COOP, COEP credentialless), so its frames can be too.
+      res
+        .writeHead(200, {
+          'Content-Type': 'text/html; charset=utf-8',
+          'Cache-Control': 'no-store',
+          'Cross-Origin-Opener-Policy': 'same-origin',
+          'Cross-Origin-Embedder-Policy': 'credentialless',
+        })
+        .end(html);
     } else if (req.method === 'GET' && fx && files[fx[1]]) {
       res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(Buffer.from(files[fx[1]]));
     } else demo.emit('request', req, res);
