@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createDemoServer } from '../demo/server.js';
 import { BACKEND } from './lib/helpers.js';
-import { launchDemo, firefoxResult } from './lib/browser.js';
+import { launchDemo, firefoxResult, ready } from './lib/browser.js';
+import { writeGGUF, GGMLType, GGUFValueType as VT } from '../js/node.js';
 
 const TENSOR = 'blk.0.attn_q.weight';
 const LINK = `?backend=${BACKEND}&url=sample.gguf&tensor=${TENSOR}&format=q4_0&block=300`;
@@ -135,6 +136,46 @@ test('layout in headless Chromium at 1280x800 and 800x900', async () => {
       return { top: r.top, bottom: r.bottom, vh: innerHeight };
     });
     assert.ok(h2.top >= 0 && h2.bottom <= h2.vh, JSON.stringify(h2));
+
+    // Long names (a mixture-of-experts model's) and 3-D shapes at 1280x800: the table still fits.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const names = ['token_embd.weight', 'output_norm.weight'];
+    for (let l = 0; l < 12; l++)
+      for (const n of [
+        'attn_norm',
+        'ffn_gate_inp_shexp',
+        'ffn_down_shexp',
+        'ffn_gate_exps',
+        'attn_kv_a_mqa',
+        'exp_probs_b.bias',
+      ])
+        names.push(`blk.${l}.${n}${n.includes('.') ? '' : '.weight'}`);
+    const moe = writeGGUF({
+      kv: [{ key: 'general.architecture', type: VT.STRING, value: 'deepseek2' }],
+      tensors: names.map((name) => ({ name, type: GGMLType.F32, dims: [32, 2, 2], data: new Uint8Array(512) })),
+    });
+    await page.setInputFiles('[data-testid=file-input]', [
+      { name: 'moe.gguf', mimeType: 'application/octet-stream', buffer: Buffer.from(moe) },
+    ]);
+    await page.waitForFunction(() => document.querySelector('#overview')?.getAttribute('data-arch') === 'deepseek2');
+    await ready(page);
+    await page.focus('#tensors tbody tr[data-group="blk.10"]');
+    await page.keyboard.press('ArrowRight');
+    const fit = await page.evaluate(() => {
+      const nav = /** @type {HTMLElement} */ (document.querySelector('nav'));
+      let right = 0;
+      for (const td of document.querySelectorAll('#tensors tr > :last-child'))
+        right = Math.max(right, td.getBoundingClientRect().right);
+      return {
+        scroll: /** @type {HTMLElement} */ (document.querySelector('#tensors')).scrollWidth,
+        client: nav.clientWidth,
+        right,
+        navRight: nav.getBoundingClientRect().right,
+        rows: document.querySelectorAll('[data-testid=tensor-row]').length,
+      };
+    });
+    assert.ok(fit.rows >= 6, JSON.stringify(fit));
+    assert.ok(fit.scroll <= fit.client && fit.right <= fit.navRight + 0.5, JSON.stringify(fit));
     assert.deepEqual(b.problems, []);
   } finally {
     await b.close();
