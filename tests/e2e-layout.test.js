@@ -208,6 +208,12 @@ try {
     if (w === 800) {
       doc.querySelector('[data-testid=inspector-close]').click();
       out.closed = doc.querySelector('[data-testid=block-inspector]').hidden;
+      // A tensor chosen in the list (above the view in one column) is in view once analysed.
+      frame.contentWindow.scrollTo(0, 0);
+      doc.querySelector('[data-testid=tensor-row][data-name="blk.0.ffn_up.weight"]').click();
+      await until(() => doc.body.dataset.ready === 'true' && doc.querySelector('#view h2')?.textContent === 'blk.0.ffn_up.weight', 'the chosen tensor');
+      const r = doc.querySelector('#view h2').getBoundingClientRect();
+      out.h2 = { top: r.top, bottom: r.bottom, vh: frame.contentWindow.innerHeight };
     }
   }
   await post({ ok: true, ua: navigator.userAgent, ...out });
@@ -244,6 +250,7 @@ test('layout in headless Firefox ESR at 1280x800 and 800x900', { timeout: 300000
     wide(r[1280], 'Firefox 1280x800');
     narrow(r[800], 'Firefox 800x900');
     assert.equal(r.closed, true, 'the close button closes the sheet');
+    assert.ok(r.h2.top >= 0 && r.h2.bottom <= r.h2.vh, `the chosen tensor in view: ${JSON.stringify(r.h2)}`);
   } finally {
     server.close();
   }
