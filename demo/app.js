@@ -164,7 +164,7 @@ $('#filter').addEventListener('input', renderList);
 $('#sort').addEventListener('change', renderList);
 
 const tree = tensorTree(/** @type {HTMLTableElement} */ ($('#tensors')), (name) => selectTensor(name));
-/** The tensor list (tree.js): grouped by layer, filtered and sorted by the controls above it. */
+
 /**
  * After a URL whose server cannot be read in pieces failed to open: a button that downloads it
  * whole when its size is known and within the limit, else the reason the page does not.
@@ -206,11 +206,12 @@ function partialNote(/** @type {OpenResult} */ info) {
   const missing = info.tensors.filter((t) => t.unsupported.startsWith('data missing')).length;
   n.textContent =
     `Partial file: ${tr.size} of its ${tr.expected} bytes are here (${((100 * tr.size) / tr.expected).toFixed(1)}%). ` +
-    `${info.tensors.length - missing} of ${info.tensors.length} tensors have all their data and can be analysed; ` +
+    `${info.tensors.length - missing} of ${info.tensors.length} tensors have all their data (analysed when chosen); ` +
     `the ${missing} others are marked “data missing” in the list.`;
   n.dataset.missing = String(missing);
 }
 
+/** The tensor list (tree.js): grouped by layer, filtered and sorted by the controls above it. */
 function renderList() {
   tree.update(state.file?.tensors ?? [], state.selected ?? '', state.file);
   tree.filter(
