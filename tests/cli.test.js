@@ -88,6 +88,27 @@ totals: 3 tensors, 1088 parameters, 1824 bytes, 13.41 bits/weight
   assert.equal(j.fileType, 'F16');
 });
 
+test('inspect writes f32 metadata by its shortest float32 decimal', async () => {
+  const f = join(dir, 'eps.gguf');
+  writeFileSync(
+    f,
+    writeGGUF({
+      kv: [
+        { key: 'x.eps', type: 6, value: 1e-5 },
+        { key: 'x.f64', type: 12, value: 1e-5 },
+        { key: 'x.list', type: 9, itemType: 6, value: Float32Array.of(0.1, 1e-6) },
+      ],
+      tensors: [],
+    }),
+  );
+  const r = await run('inspect', f);
+  assert.equal(r.code, 0, r.err);
+  // As a double the f32 1e-5 is 0.000009999999747378752; the shortest decimal that reads back is 1e-5.
+  assert.match(r.out, /^ {2}x\.eps = 1e-5$/m);
+  assert.match(r.out, /^ {2}x\.f64 = 0\.00001$/m);
+  assert.match(r.out, /^ {2}x\.list = \[0\.1, 1e-6\]$/m);
+});
+
 test('dump: rows past the tensor are an error naming its row count', async () => {
   // blk.0.q is [64, 8]: rows 0 … 7.
   for (const rows of ['8:10', '40000:40010', '2:9']) {

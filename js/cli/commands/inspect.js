@@ -6,18 +6,39 @@ import { openInput } from '../io.js';
 /** @param {number[]} dims */
 const shape = (dims) => `[${dims.join(', ')}]`;
 
+/** GGUF's f32 value type. */
+const F32 = 6;
+
 /**
- * A metadata value for people: long arrays summarised.
+ * A float32 by the shortest decimal that reads back as the same float32 (1e-5 stored as f32 is
+ * 0.000009999999747378752 as a double); demo/numbers.js writes them the same way.
+ * @param {number} x
+ */
+function shortestF32(x) {
+  if (!Number.isFinite(x) || x === 0) return Object.is(x, -0) ? '-0' : String(x);
+  let p = 1;
+  while (p < 9 && Math.fround(Number(x.toPrecision(p))) !== x) p++;
+  const t = Number(x.toPrecision(p));
+  // Exponent notation below 1e-4 (1e-5, as the demo page writes it) and where JavaScript uses it.
+  const e = Math.floor(Math.log10(Math.abs(t)));
+  return e < -4 || e >= 21 ? t.toExponential(p - 1) : String(t);
+}
+
+/**
+ * A metadata value for people: long arrays summarised; f32 values (type, or an array's item type,
+ * 6) by their shortest round-trip decimal.
  * @param {unknown} v
+ * @param {number} [type]
  * @returns {string}
  */
-function show(v) {
+function show(v, type) {
   if (typeof v === 'bigint') return `${v}`;
   if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' && type === F32) return shortestF32(v);
   if (ArrayBuffer.isView(v) || Array.isArray(v)) {
     const a = /** @type {ArrayLike<unknown>} */ (v);
     /** @type {string[]} */
-    const items = Array.from({ length: Math.min(a.length, 5) }, (_, i) => show(a[i]));
+    const items = Array.from({ length: Math.min(a.length, 5) }, (_, i) => show(a[i], type));
     return `[${items.join(', ')}${a.length > 5 ? `, ... (${a.length} items)` : ''}]`;
   }
   return String(v);
@@ -100,7 +121,9 @@ async function inspect(pos, opt, print) {
     print(`${f.kv.length} metadata entries, ${f.tensors.length} tensors${fileType ? `, file type ${fileType}` : ''}\n`);
     print('metadata:');
     for (const e of f.kv)
-      print(`  ${e.key} = ${show(e.value)}${e === ft && ftypeName(e.value) ? ` (${ftypeName(e.value)})` : ''}`);
+      print(
+        `  ${e.key} = ${show(e.value, e.itemType ?? e.type)}${e === ft && ftypeName(e.value) ? ` (${ftypeName(e.value)})` : ''}`,
+      );
     print('\ntensors:');
     const w = Math.max(4, ...f.tensors.map((t) => t.name.length));
     const tw = Math.max(7, ...f.tensors.map((t) => tensorTypeName(t).length));
