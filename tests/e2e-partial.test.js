@@ -1,12 +1,13 @@
-// A partly downloaded model (header whole, data cut short inside a tensor) in headless Chromium, by
-// file and by URL (HTTP Range): it opens, lists every tensor, says how much arrived, analyses the
-// tensors whose bytes are there, and marks the others "data missing: bytes X..Y of Z" with the byte
-// range worked out here from the whole file's header.
+// A partly downloaded model (header whole, data cut short inside a tensor) in headless Chromium (by
+// file and by URL, HTTP Range) and Firefox ESR (at 1280x800 and 800x900): it opens, lists every
+// tensor, says how much arrived, analyses the tensors whose bytes are there, and marks the others
+// "data missing: bytes X..Y of Z" with the byte range worked out here from the whole file's header.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseGGUF } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
+import { firefoxCheck } from './lib/firefox-check.js';
 import { viewerModel } from './lib/viewer-fixture.js';
 
 const bq = await codec();
@@ -99,5 +100,54 @@ test('a partial file in headless Chromium, by file and by URL', async (t) => {
     );
   } finally {
     await b.close();
+  }
+});
+
+test('a partial file in headless Firefox ESR at 1280x800 and 800x900', { timeout: 300000 }, async () => {
+  const r = await firefoxCheck(
+    `const bytes = await (await fetch('/fx/partial.gguf')).arrayBuffer();
+  const out = {};
+  for (const [w, h] of [[1280, 800], [800, 900]]) {
+    const frame = document.createElement('iframe');
+    frame.style.cssText = 'width:' + w + 'px;height:' + h + 'px;border:0;display:block';
+    frame.src = '/demo/?backend=${BACKEND}';
+    document.body.replaceChildren(frame);
+    const doc = await until(() => { const d = frame.contentDocument; return d?.body?.dataset.linked === 'true' && d.body.dataset.ready === 'true' && d; }, 'the page');
+    const win = frame.contentWindow;
+    doc.dispatchEvent(new win.CustomEvent('bq-open', { detail: { source: new win.File([bytes], 'partial.gguf'), label: 'partial.gguf' } }));
+    await until(() => doc.body.dataset.ready === 'true' && !doc.querySelector('#partial').hidden && doc.querySelector('#view h2'), 'the partial file at ' + w);
+    const note = doc.querySelector('#partial');
+    const nr = note.getBoundingClientRect(), nav = doc.querySelector('nav').getBoundingClientRect();
+    out[w] = {
+      rows: doc.querySelectorAll('[data-testid=tensor-row]').length,
+      marked: [...doc.querySelectorAll('[data-testid=tensor-row].unsupported')].map((r) => [r.dataset.name, r.title]),
+      note: note.textContent,
+      noteInNav: nr.left >= nav.left - 0.5 && nr.right <= nav.right + 0.5 && nr.height > 0,
+      h2: doc.querySelector('#view h2').textContent,
+    };
+  }
+  await post({ ok: true, ua: navigator.userAgent, ...out });`,
+    { 'partial.gguf': part },
+  );
+  assert.equal(r.ok, true, r.error);
+  assert.match(r.ua, /Firefox/);
+  for (const w of [1280, 800]) {
+    const v = r[w];
+    assert.equal(v.rows, g.tensors.length, `${w}`);
+    // The tree lists the tensors outside the layers first: compare as sets.
+    assert.deepEqual(
+      v.marked.map((/** @type {string[]} */ m) => m[0]).sort(),
+      missing.map((x) => x.name).sort(),
+      `${w}`,
+    );
+    for (const [name, title] of v.marked) {
+      const x = at(name);
+      const from = Math.max(cut, g.dataOffset + x.offset),
+        to = g.dataOffset + x.offset + /** @type {number} */ (x.byteLength) - 1;
+      assert.match(title, new RegExp(`data missing: bytes ${from}\\.\\.${to} of ${end}`), name);
+    }
+    assert.match(v.note, new RegExp(`${cut} of its ${end} bytes`));
+    assert.ok(v.noteInNav, `${w}: the note sits in the tensor column`);
+    assert.equal(v.h2, 'token_embd.weight (q8_0)');
   }
 });
