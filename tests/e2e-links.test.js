@@ -1,4 +1,4 @@
-// Deep links in headless Chromium: a local file's link names it (file=) with the tensor, format,
+// Deep links in headless Chromium (and the notes in Firefox ESR, at 1280x800 and 800x900): a local file's link names it (file=) with the tensor, format,
 // scale and block; opening that link never shows the sample but asks for the file by name, and
 // picking it restores the same block; picking another file says the link was not followed; every
 // invalid part of a link (tensor, format, scale, block) is reported on the page.
@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
+import { firefoxCheck } from './lib/firefox-check.js';
 import { viewerModel } from './lib/viewer-fixture.js';
 import { parseGGUF } from '../js/node.js';
 
@@ -143,3 +144,45 @@ test('deep links in headless Chromium', async (t) => {
     await b.close();
   }
 });
+
+test(
+  'deep links in headless Firefox ESR at 1280x800 and 800x900: the asked-for file, invalid parts',
+  { timeout: 300000 },
+  async () => {
+    const r = await firefoxCheck(`
+  const out = {};
+  for (const [w, h] of [[1280, 800], [800, 900]]) {
+    for (const [k, q] of [['file', 'file=viewer.gguf&tensor=blk.1.attn_q.weight&format=q5_1&block=3'], ['bad', 'url=sample.gguf&tensor=no.such.tensor&block=3']]) {
+      const frame = document.createElement('iframe');
+      frame.style.cssText = 'width:' + w + 'px;height:' + h + 'px;border:0;display:block';
+      frame.src = '/demo/?backend=${BACKEND}&' + q;
+      document.body.replaceChildren(frame);
+      const doc = await until(() => { const d = frame.contentDocument; return d?.body?.dataset.linked === 'true' && d.body.dataset.ready === 'true' && d; }, k + ' at ' + w);
+      const n = doc.querySelector('#link-note');
+      const b = n.getBoundingClientRect();
+      out[k + w] = {
+        hidden: n.hidden,
+        text: n.textContent,
+        inView: b.left >= 0 && b.right <= frame.contentWindow.innerWidth && b.top >= 0 && b.bottom <= frame.contentWindow.innerHeight && b.height > 0,
+        rows: doc.querySelectorAll('[data-testid=tensor-row]').length,
+        href: frame.contentWindow.location.search,
+      };
+    }
+  }
+  await post({ ok: true, ua: navigator.userAgent, ...out });`);
+    assert.equal(r.ok, true, r.error);
+    assert.match(r.ua, /Firefox/);
+    for (const w of [1280, 800]) {
+      const f = r[`file${w}`],
+        bad = r[`bad${w}`];
+      assert.equal(f.hidden, false, `${w}`);
+      assert.match(f.text, /viewer\.gguf.*Open it again.*tensor blk\.1\.attn_q\.weight, format q5_1, block 3/, `${w}`);
+      assert.equal(f.rows, 0, `${w}: no sample shown`);
+      assert.match(f.href, /file=viewer\.gguf/, `${w}: the address keeps the link`);
+      assert.ok(f.inView, `${w}: the note is in view`);
+      assert.equal(bad.hidden, false, `${w}`);
+      assert.match(bad.text, /tensor=no\.such\.tensor: sample\.gguf has no tensor/, `${w}`);
+      assert.ok(bad.inView, `${w}: the report is in view`);
+    }
+  },
+);
