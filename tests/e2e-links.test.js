@@ -1,7 +1,8 @@
-// Deep links in headless Chromium (and the notes in Firefox ESR, at 1280x800 and 800x900): a local file's link names it (file=) with the tensor, format,
-// scale and block; opening that link never shows the sample but asks for the file by name, and
-// picking it restores the same block; picking another file says the link was not followed; every
-// invalid part of a link (tensor, format, scale, block) is reported on the page.
+// Deep links in headless Chromium (and their notes in Firefox ESR at 1280x800 and 800x900): a
+// local file's link names it (file=) with the tensor, format, scale and block; opening that link
+// never shows the sample but asks for the file by name, and picking it restores the same block;
+// picking another file says the link was not followed; every invalid part of a link (tensor,
+// format, scale, block) is reported on the page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKEND, codec } from './lib/helpers.js';
