@@ -256,7 +256,7 @@ build/oracle/%: tests/oracle/%.c | dev-deps
 	@mkdir -p build/oracle
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $< -ldl -o $@
 
-typecheck: $(JS_TYPES) dev-deps ## tsc --checkJs over js/ and demo/
+typecheck: $(JS_TYPES) $(JS_MODULES) dev-deps ## tsc --checkJs over js/ and demo/
 	./node_modules/.bin/tsc -p tsconfig.json
 	./node_modules/.bin/tsc -p tsconfig.demo.json
 
