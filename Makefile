@@ -17,7 +17,7 @@ SRC_COMMON := src/half.c src/types.c src/dispatch.c
 # versions in src/imat/simd128/.
 SRC_REF := $(wildcard src/ref/*.c src/imat/*.c)
 SRC_SIMD := $(wildcard src/simd128/*.c src/imat/simd128/*.c)
-HEADERS := $(wildcard src/*.h src/*.inc src/simd128/*.h src/imat/*.h src/imat/simd128/*.h)
+HEADERS := $(filter-out src/modules.inc,$(wildcard src/*.h src/*.inc src/simd128/*.h src/imat/*.h src/imat/simd128/*.h))
 
 # -ffp-contract=off: no fused multiply-add anywhere, or Q4_0/Q5_0 codes drift from ggml's.
 CFLAGS_COMMON := -std=c11 -Wall -Wextra -Werror -ffp-contract=off

@@ -128,7 +128,8 @@ export class Codec {
    */
   async enable(...names) {
     for (const n of names)
-      if (!MODULE_NAMES.includes(n)) throw new TypeError(`unknown module ${JSON.stringify(n)}; modules: ${MODULE_NAMES.join(', ')}`);
+      if (!MODULE_NAMES.includes(n))
+        throw new TypeError(`unknown module ${JSON.stringify(n)}; modules: ${MODULE_NAMES.join(', ')}`);
     await Promise.all(names.map((n) => this.#enable(n)));
   }
 
@@ -143,7 +144,11 @@ export class Codec {
         try {
           module = await sides(name);
         } catch (e) {
-          throw new BlockquantError('MODULE_MISSING', `blockquant: module '${name}' of the ${this.backend} build cannot be loaded (${/** @type {Error} */ (e).message})`, { cause: e });
+          throw new BlockquantError(
+            'MODULE_MISSING',
+            `blockquant: module '${name}' of the ${this.backend} build cannot be loaded (${/** @type {Error} */ (e).message})`,
+            { cause: e },
+          );
         }
         const side = await instantiateSide(module, this.#k, (n) => this.#heap.alloc(n, `module '${name}'`));
         this.#moduleBytes += side.bytes;
@@ -196,14 +201,14 @@ export class Codec {
     return this.#base;
   }
 
-  /** @param {string} name */
-  #kernel(name) {
+  /** @param {string} name @param {string} [type] the type the call is for, for the message */
+  #kernel(name, type) {
     const f = this.#k[name];
     const m = typeof f === 'function' ? null : moduleOfKernel(name);
     if (m && !this.#loaded(m.module))
       throw new BlockquantError(
         'MODULE_NOT_LOADED',
-        `${m.type ? `type ${m.type}` : 'the search tables'} needs module '${m.module}': await bq.enable('${m.module}')`,
+        `type ${type ?? m.type} needs module '${m.module}': await bq.enable('${m.module}')`,
       );
     if (typeof f !== 'function') throw new TypeError(`this blockquant build has no kernel ${name}`);
     return f;
@@ -339,7 +344,7 @@ export class Codec {
   prepareQuantize(type) {
     const id = typeId(type);
     const x = this.#k;
-    const bytes = this.#kernel('bq_quant_tables_bytes')(id);
+    const bytes = this.#kernel('bq_quant_tables_bytes', typeInfo(id).name)(id);
     if (bytes === 0 || x.bq_quant_tables_ready(id)) return bytes;
     const ptr = this.#heap.alloc(bytes, `the ${typeInfo(id).name} quantizer's search tables`);
     const status = x.bq_quant_tables_init(id, ptr);
@@ -596,8 +601,9 @@ export class Codec {
     const n = c.rows;
     const tv = codecType(activationOf(t, c.exact), 'quantize');
     const exact = tv.id === GGMLType.F32;
-    const vec = exact ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : this.quantize(tv.id, v);
     const suffix = `${t.name}_matvec_${tv.name}`;
+    this.#kernel(`bq_${suffix}`); // before the vector's quantize: a missing module is named for the matvec
+    const vec = exact ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : this.quantize(tv.id, v);
     const resident = align(vec.length);
     if (resident + align(rowBytes) + ALIGN <= this.#budget) {
       // Fast path: the vector stays in wasm memory, rows stream through in chunks.

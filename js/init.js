@@ -37,7 +37,9 @@ export async function initWith(options, whole, split) {
     throw new TypeError(`layout must be 'whole' or 'split', got ${JSON.stringify(layout)}`);
   if (layout === 'split' && (options.module !== undefined || !split))
     throw new TypeError(
-      options.module !== undefined ? "layout 'split' loads the bundled modules; it cannot take `module`" : "this entry point has no split layout",
+      options.module !== undefined
+        ? "layout 'split' loads the bundled modules; it cannot take `module`"
+        : 'this entry point has no split layout',
     );
   /** @type {import('./loader.js').BundledLoader} */
   const bundled = layout === 'split' && split ? (b) => split(b, 'core') : whole;

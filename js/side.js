@@ -31,9 +31,12 @@ export const MODULE_NAMES = MODULES.map((m) => m.name);
  * @returns {{ module: string, type: string } | null} null for a name that is not a kernel
  */
 export function moduleOfKernel(kernel) {
+  if (kernel.startsWith('bq_type_')) return null;
   if (kernel.startsWith('bq_quant_tables_')) return { module: OP_MODULES.quantize_rows[0], type: '' };
-  const m = /^bq_([a-z0-9]+(?:_[A-Za-z0-9]+)?)_(quantize_rows|dequantize|quantize|stats|dot|matvec)(?:_|$)/.exec(kernel);
-  if (!m || m[1] === 'type') return null;
+  const m = /^bq_([a-z0-9]+(?:_[A-Za-z0-9]+)?)_(quantize_rows|dequantize|quantize|stats|dot|matvec)(?:_|$)/.exec(
+    kernel,
+  );
+  if (!m) return null;
   return { module: OP_MODULES[m[2]][GRID_TYPES.includes(m[1]) ? 1 : 0], type: m[1] };
 }
 
@@ -80,7 +83,8 @@ export function dylinkInfo(module) {
  */
 export async function instantiateSide(module, core, alloc) {
   const { memSize, memAlign, tableSize } = dylinkInfo(module);
-  if (memAlign > 6) throw new TypeError(`the side module asks for ${2 ** memAlign}-byte aligned data; at most 64 is supported`);
+  if (memAlign > 6)
+    throw new TypeError(`the side module asks for ${2 ** memAlign}-byte aligned data; at most 64 is supported`);
   const bytes = Math.ceil(memSize / 64) * 64 + STACK_BYTES;
   const base = alloc(bytes);
   const memory = /** @type {WebAssembly.Memory} */ (core.memory);

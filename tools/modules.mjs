@@ -11,8 +11,10 @@ const ops = Object.fromEntries(
   [...inc.matchAll(/^BQ_OP_MODULE\((\w+), (\w+), (\w+)\)/gm)].map((m) => [m[1], [m[2], m[3]]]),
 );
 const grid = [...inc.matchAll(/^BQ_GRID_TYPE\((\w+)\)/gm)].map((m) => m[1]);
+const activation = [...inc.matchAll(/^BQ_ACTIVATION_TYPE\((\w+)\)/gm)].map((m) => m[1]);
 for (const [op, ms] of Object.entries(ops))
-  for (const m of ms) if (!modules.some((x) => x.name === m)) throw new Error(`modules.inc: ${op} names unknown module ${m}`);
+  for (const m of ms)
+    if (!modules.some((x) => x.name === m)) throw new Error(`modules.inc: ${op} names unknown module ${m}`);
 
 /**
  * The module that holds an export (its name without an ISA suffix decides).
@@ -32,7 +34,9 @@ const [cmd, a, b] = process.argv.slice(2);
 if (cmd === 'split') {
   const names = readFileSync(a, 'utf8').split('\n').filter(Boolean);
   for (const { name } of modules) {
-    const list = names.filter((n) => moduleOf(n) === name);
+    const list = names.filter(
+      (n) => moduleOf(n) === name || (name === ops.matvec[0] && activation.some((t) => n === `bq_${t}_quantize`)),
+    );
     writeFileSync(`${b}-${name}.names`, list.map((n) => `${n}\n`).join(''));
   }
 } else if (cmd === 'list') {
@@ -45,7 +49,9 @@ if (cmd === 'split') {
       `export const MODULES = ${JSON.stringify(modules)};\n` +
       `/** @type {Record<string, [string, string]>} operation: [module for the plain types, for the grid types] */\n` +
       `export const OP_MODULES = ${JSON.stringify(ops)};\n` +
-      `export const GRID_TYPES = ${JSON.stringify(grid)};\n`,
+      `export const GRID_TYPES = ${JSON.stringify(grid)};\n` +
+      `/** The types whose quantizer the matvec module has as well (matvec quantizes its vector to them). */\n` +
+      `export const ACTIVATION_TYPES = ${JSON.stringify(activation)};\n`,
   );
 } else {
   console.error('usage: node tools/modules.mjs split NAMES OUT_PREFIX | js OUT.js');

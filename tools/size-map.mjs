@@ -21,12 +21,13 @@ for (const line of lines) {
   const off = parseInt(m[2], 16);
   const size = parseInt(m[3], 16);
   const input = m[4];
-  if (input.includes(":(.bss")) continue; // zero-filled memory, not in the file
+  if (input.includes(':(.bss')) continue; // zero-filled memory, not in the file
   const obj = /^(?:build\/[a-z0-9]+\/)?([^:]+):\((.*)\)$/.exec(input);
   const file = obj ? obj[1] : input;
   const sym = obj ? obj[2] : input;
   let key = file;
-  if (by === 'type') key = (TYPES.exec(`_${sym}_`) || TYPES.exec(`_${file.replace(/.*\//, '').replace('.o', '')}_`) || ['', 'other'])[1];
+  if (by === 'type')
+    key = (TYPES.exec(`_${sym}_`) || TYPES.exec(`_${file.replace(/.*\//, '').replace('.o', '')}_`) || ['', 'other'])[1];
   else if (by === 'op') key = (OPS.exec(sym) || ['', sym.startsWith('.') ? 'data' : 'other'])[1];
   const list = groups.get(key) ?? [];
   list.push(wasm.subarray(off, off + size));
@@ -37,7 +38,8 @@ const rows = [...groups].map(([k, parts]) => {
   return { k, raw: buf.length, gz: gzipSync(buf, { level: 9 }).length };
 });
 rows.sort((a, b) => b.gz - a.gz);
-let raw = 0, gz = 0;
+let raw = 0,
+  gz = 0;
 for (const r of rows) {
   raw += r.raw;
   gz += r.gz;
