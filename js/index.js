@@ -80,6 +80,8 @@ export function planQuantize(source, options) {
  * @throws {import('./model/errors.js').PlanError} what llama-quantize would refuse, UNSUPPORTED
  *   types, BAD_OPTION; GGUFError for the source; the sink's errors; the signal's reason
  */
-export function quantizeModel(source, sink, options) {
+export async function quantizeModel(source, sink, options) {
+  // A codec of the split layout gets the modules the pipeline calls synchronously.
+  await (await import('./side.js')).enableForModel(options);
   return quantizeWith(ENV, source, sink, options);
 }

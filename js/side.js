@@ -112,3 +112,15 @@ export async function instantiateSide(module, core, alloc) {
   x.__wasm_call_ctors?.();
   return { exports: x, bytes };
 }
+
+/**
+ * Before quantizeModel with a caller's codec of the split layout: loads the modules a model's
+ * quantization may call (decoders of every source type, quantizers with and without importance
+ * weights); a no-op for other options (the pipeline checks them) and for a whole build.
+ * @param {unknown} options quantizeModel's options
+ * @returns {Promise<void>}
+ */
+export async function enableForModel(options) {
+  const codec = /** @type {{ codec?: { enable?: unknown } } | null} */ (options)?.codec;
+  if (codec && typeof codec.enable === 'function') await codec.enable('quant', 'imat', 'grid');
+}

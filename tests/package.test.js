@@ -151,6 +151,7 @@ test('Node, Deno and Bun run the smoke script against the installed package', as
       const out = JSON.parse(stdout);
       assertResults(out.results, name);
       assertThreads(out.threads, `${name} on threads`, THREADS[name]);
+      assert.deepEqual(out.split.failures, [], `${name}: split layout`);
       t.diagnostic(`${name}: ${out.threads.threads} threads`);
     });
   }
@@ -349,9 +350,14 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
         const wk = await srv.result(`chromium-${build}-worker`);
         const pt = await srv.result(`chromium-${build}-page-threads`);
         const wt = await srv.result(`chromium-${build}-worker-threads`);
+        const ps = await srv.result(`chromium-${build}-page-split`);
         await p.close();
         assert.deepEqual(errors, []);
         assertResults(pg.value, `Chromium ${build} page`);
+        // The split layout's modules are found where a bundler emits them (plain ESM, Vite); esbuild
+        // does not emit new URL(..., import.meta.url) assets, and the split layout has no embedded copy.
+        if (build === 'esbuild') assert.match(ps.value.error ?? '', /cannot fetch|HTTP 404/, JSON.stringify(ps.value));
+        else assert.deepEqual(ps.value, { backend: 'relaxed', failures: [] }, `Chromium ${build} split layout`);
         assertResults(wk.value, `Chromium ${build} worker`);
         assertThreads(pt.value, `Chromium ${build} page on threads`, THREADS[`chromium-${build}`]);
         assertThreads(wt.value, `Chromium ${build} worker on threads`, THREADS[`chromium-${build}`]);
@@ -389,6 +395,8 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
       const wk = await srv.result('firefox-worker');
       assertResults(pg.value, 'Firefox page');
       assertResults(wk.value, 'Firefox worker');
+      const ps = await srv.result('firefox-page-split');
+      assert.deepEqual(ps.value.failures, [], `Firefox split layout: ${JSON.stringify(ps.value)}`);
       const pt = await srv.result('firefox-page-threads');
       const wt = await srv.result('firefox-worker-threads');
       assertThreads(pt.value, 'Firefox page on threads', THREADS.firefox);

@@ -12,7 +12,8 @@ import { readFileSync, existsSync } from 'node:fs';
 import * as ggml from './lib/ggml.js';
 import { hostileRows, imatrix } from './lib/rows.js';
 import { BACKEND, SEED, codec, testCodec } from './lib/helpers.js';
-import { init, typeInfo, typeId, CODEC_TYPES, writeGGUF, parseGGUF, GGMLType } from '../js/node.js';
+import { init, typeInfo, typeId, CODEC_TYPES, writeGGUF, parseGGUF, GGMLType, quantizeModel } from '../js/node.js';
+import { makeModel } from './lib/models.js';
 import { MODULES, OP_MODULES, GRID_TYPES, ACTIVATION_TYPES } from '../js/gen/modules.js';
 import { BlockquantError, moduleOfKernel, dylinkInfo } from '../js/side.js';
 
@@ -195,4 +196,25 @@ test('the async decoders load the module a tensor needs', async () => {
   // The modules' memory is the codec's, not a tensor's.
   assert.equal(bq.residentBytes, 0);
   assert.equal(typeId('iq2_xs'), GGMLType.IQ2_XS);
+});
+
+test('quantizeModel with a codec of the split layout loads what it needs: the same file as with the whole build', async () => {
+  const model = makeModel({ seed: SEED % 1000 });
+  /** @param {any} codec */
+  const written = async (codec) => {
+    /** @type {Uint8Array[]} */
+    const parts = [];
+    await quantizeModel(model.bytes, (/** @type {Uint8Array} */ c) => void parts.push(c.slice()), {
+      ftype: 'Q4_K_M',
+      codec,
+    });
+    return Buffer.concat(parts);
+  };
+  const bq = await split();
+  const got = await written(bq);
+  assert.ok(got.equals(await written(whole)), 'the files differ');
+  assert.deepEqual(
+    bq.modules.filter((m) => m.loaded).map((m) => m.name),
+    ['core', 'quant', 'grid', 'imat'],
+  );
 });
