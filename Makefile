@@ -410,9 +410,10 @@ build/pic-$(1)/%.o: src/%.c $$(HEADERS) $$(wildcard src/relaxed/*.h) | deps-rela
 build/pic-$(1)/kernels.a: $$(patsubst src/%.c,build/pic-$(1)/%.o,$$(SRC_PIC_$(1)))
 	rm -f $$@
 	ar rcs $$@ $$^
-wasm/blockquant-$(1)-%.wasm: build/pic-$(1)/kernels.a build/exports/split-$(1)-%.txt build/relaxed/libc/roundf.o
+wasm/blockquant-$(1)-%.wasm: build/pic-$(1)/kernels.a build/exports/split-$(1)-%.txt build/relaxed/libc/roundf.o tools/trim-data.mjs
 	$$(WASM_LD) --experimental-pic -shared --strip-all --unresolved-symbols=import-dynamic \
 	  $$$$(cat build/exports/split-$(1)-$$*.txt) build/pic-$(1)/kernels.a build/relaxed/libc/roundf.o -o $$@
+	$$(NODE) tools/trim-data.mjs $$@
 endef
 $(foreach b,$(SPLIT_BUILDS),$(eval $(call pic_rules,$(b))))
 $(patsubst src/%.c,build/pic-relaxed/%.o,$(SRC_RELAXED_OWN)): build/pic-relaxed/relaxed/%.o: src/simd128/%.c

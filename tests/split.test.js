@@ -65,10 +65,11 @@ test('the module list: every module is a file of each build, and bundled-split.j
     const seen = new Set();
     for (const { name } of MODULES) {
       if (name !== 'core') {
-        const m = new WebAssembly.Module(
-          readFileSync(new URL(`../wasm/blockquant-${b}-${name}.wasm`, import.meta.url)),
-        );
+        const bytes = readFileSync(new URL(`../wasm/blockquant-${b}-${name}.wasm`, import.meta.url));
+        const m = new WebAssembly.Module(bytes);
         assert.ok(dylinkInfo(m).memSize > 0, `${b}-${name} is a side module`);
+        // tools/trim-data.mjs: no zero tail of bss in the file (the data segment is its end)
+        assert.notEqual(bytes.at(-1), 0, `${b}-${name} ends in zeros`);
       }
       for (const e of names(name)) {
         const also = name === 'dot' && ACTIVATION_TYPES.some((t) => e === `bq_${t}_quantize`);
