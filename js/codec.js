@@ -113,6 +113,22 @@ export class Codec {
     return MODULES.map((m) => ({ ...m, loaded: this.#loaded(m.name) }));
   }
 
+  /**
+   * Which module of the split layout holds a type's kernel for an operation, and whether this
+   * codec has it loaded now (always, on a whole build).
+   * @param {number | string} type
+   * @param {'dequantize' | 'quantize' | 'quantize_rows' | 'dot' | 'matvec' | 'stats'} [op]
+   *   quantize: without importance weights; quantize_rows: with them
+   * @returns {{ module: string, loaded: boolean }}
+   * @throws {TypeError} an unknown type or operation
+   */
+  moduleOf(type, op = 'dequantize') {
+    const m = moduleOfKernel(`bq_${typeInfo(type).name}_${op}`);
+    if (!m || !['dequantize', 'quantize', 'quantize_rows', 'dot', 'matvec', 'stats'].includes(op))
+      throw new TypeError(`unknown operation ${JSON.stringify(op)}`);
+    return { module: m.module, loaded: this.#loaded(m.module) };
+  }
+
   /** @param {string} name */
   #loaded(name) {
     return !this.#sides || name === 'core' || this.#enabled.get(name) === true;

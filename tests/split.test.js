@@ -148,6 +148,12 @@ test('with only the core: the plain types decode as ggml does; other kernels thr
     (e) => notLoaded(e, 'imat', 'iq2_xs'),
   );
   await assert.rejects(bq.enable('nope'), TypeError);
+  assert.deepEqual(bq.moduleOf('q4_K'), { module: 'core', loaded: true });
+  assert.deepEqual(bq.moduleOf('iq2_xs'), { module: 'grid', loaded: false });
+  assert.deepEqual(bq.moduleOf('q4_K', 'quantize_rows'), { module: 'imat', loaded: false });
+  assert.deepEqual(bq.moduleOf('q8_0', 'matvec'), { module: 'dot', loaded: false });
+  assert.throws(() => bq.moduleOf('q4_K', /** @type {any} */ ('nope')), TypeError);
+  assert.deepEqual(whole.moduleOf('iq2_xs', 'quantize_rows'), { module: 'imat', loaded: true });
 });
 
 test("after enable(): every module gives ggml's bytes and the whole build's results", async () => {
@@ -218,4 +224,15 @@ test('quantizeModel with a codec of the split layout loads what it needs: the sa
     bq.modules.filter((m) => m.loaded).map((m) => m.name),
     ['core', 'quant', 'grid', 'imat'],
   );
+});
+
+test('the threads build is whole: its codec has every module loaded, and enable() is a no-op', async () => {
+  const bq = await init({ threads: 2 });
+  try {
+    assert.ok(bq.modules.every((m) => m.loaded));
+    await bq.enable('grid', 'imat');
+    assert.deepEqual(bq.moduleOf('iq2_xs'), { module: 'grid', loaded: true });
+  } finally {
+    await /** @type {any} */ (bq).close?.();
+  }
 });
