@@ -20,7 +20,7 @@ import {
   wholeBlocks,
 } from './call-args.js';
 import { CHECKED_READERS } from './gguf-open.js';
-import { BlockquantError, MODULE_NAMES, moduleOfKernel, instantiateSide } from './side.js';
+import { BlockquantError, MODULE_NAMES, moduleOfKernel } from './side.js';
 import { MODULES } from './gen/modules.js';
 
 const ALIGN = 64;
@@ -166,6 +166,7 @@ export class Codec {
             { cause: e },
           );
         }
+        const { instantiateSide } = await import('./side-load.js');
         const side = await instantiateSide(module, this.#k, (n) => this.#heap.alloc(n, `module '${name}'`));
         this.#moduleBytes += side.bytes;
         for (const [k, v] of Object.entries(side.exports)) if (k.startsWith('bq_')) this.#k[k] = v;

@@ -15,7 +15,8 @@ import { BACKEND, SEED, codec, testCodec } from './lib/helpers.js';
 import { init, typeInfo, typeId, CODEC_TYPES, writeGGUF, parseGGUF, GGMLType, quantizeModel } from '../js/node.js';
 import { makeModel } from './lib/models.js';
 import { MODULES, OP_MODULES, GRID_TYPES, ACTIVATION_TYPES } from '../js/gen/modules.js';
-import { BlockquantError, moduleOfKernel, dylinkInfo } from '../js/side.js';
+import { BlockquantError, moduleOfKernel } from '../js/side.js';
+import { dylinkInfo } from '../js/side-load.js';
 
 console.log(`# split test, ${BACKEND} build, seed ${SEED}`);
 
