@@ -31,6 +31,8 @@ WASM_SCALAR := wasm/blockquant-scalar.wasm
 JS_EMBED := js/wasm/simd128.js js/wasm/scalar.js
 # The JS type table, generated from the C tables by a native program (tools/gen-types.c).
 JS_TYPES := js/gen/types-table.js
+# The split layout's module list for the JS (tools/modules.mjs from src/modules.inc).
+JS_MODULES := js/gen/modules.js
 
 STAMP := build/.stamp
 DEV_STAMP := build/.dev-stamp
@@ -203,7 +205,7 @@ native: build/native/libblockquant.a ## Build the native static library
 
 types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
 
-types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js js/gguf/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js js/gguf/*.js) $(JS_TYPES) $(JS_MODULES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
 	rm -rf types
 	./node_modules/.bin/tsc -p tools/tsconfig.types.json
 	rm -rf types/wasm
@@ -363,7 +365,6 @@ test-golden-%: deps
 SPLIT_BUILDS := scalar simd128 relaxed
 SIDE_MODULES := $(filter-out core,$(shell $(NODE) tools/modules.mjs list))
 WASM_SPLIT := $(foreach b,$(SPLIT_BUILDS),wasm/blockquant-$(b)-core.wasm $(SIDE_MODULES:%=wasm/blockquant-$(b)-%.wasm))
-JS_MODULES := js/gen/modules.js
 split: $(WASM_SPLIT) $(JS_MODULES) ## The split layout: a core and side modules per build (src/modules.inc)
 all: split
 
