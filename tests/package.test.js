@@ -163,6 +163,8 @@ test('workerd: init() with no argument through the workerd condition; the defaul
   const dir = join(APP, 'workerd');
   mkdirSync(dir);
   // As wrangler does: .wasm imports stay imports of wasm modules listed in the config.
+  /** @type {Set<string>} every .wasm the worker imports, for the config's module list */
+  const wasmFiles = new Set();
   /** @type {import('esbuild').Plugin} */
   const wasmModules = {
     name: 'wasm-modules',
@@ -170,6 +172,7 @@ test('workerd: init() with no argument through the workerd condition; the defaul
       b.onResolve({ filter: /\.wasm$/ }, (a) => {
         const file = join(a.resolveDir, a.path);
         cpSync(file, join(dir, file.split('/').pop() ?? ''));
+        wasmFiles.add(file.split('/').pop() ?? '');
         return { path: file.split('/').pop(), external: true };
       });
       b.onResolve({ filter: /^\.\/default-entry\.js$/ }, () => ({ path: './default-entry.js', external: true }));
@@ -200,9 +203,7 @@ const worker :Workerd.Worker = (
   modules = [
     (name = "worker.js", esModule = embed "worker.js"),
     (name = "default-entry.js", esModule = embed "default-entry.js"),
-    (name = "blockquant-simd128.wasm", wasm = embed "blockquant-simd128.wasm"),
-    (name = "blockquant-scalar.wasm", wasm = embed "blockquant-scalar.wasm"),
-  ],
+${[...wasmFiles].map((f) => `    (name = "${f}", wasm = embed "${f}"),\n`).join('')}  ],
   compatibilityDate = "2025-01-01",
 );
 `,
@@ -231,6 +232,7 @@ const worker :Workerd.Worker = (
     assert.equal(res.status, 200, body + stderr);
     const out = JSON.parse(body);
     assertResults(out.results, 'workerd');
+    assert.deepEqual(out.split, { backend: 'simd128', failures: [] }, 'workerd: split layout');
     assert.match(out.plain, /does not allow compiling WebAssembly/);
     assert.match(
       out.plain,
