@@ -40,6 +40,15 @@ function input(cols, rows, seed) {
 
 test('the module list: every module is a file of each build, and bundled-split.js names each', () => {
   const urls = readFileSync(new URL('../js/bundled-split.js', import.meta.url), 'utf8');
+  const workerd = readFileSync(new URL('../js/bundled-workerd-split.js', import.meta.url), 'utf8');
+  for (const b of ['simd128', 'scalar'])
+    for (const { name } of MODULES) {
+      assert.ok(
+        workerd.includes(`import ${b}_${name} from '../wasm/blockquant-${b}-${name}.wasm';`),
+        `workerd ${b}-${name}`,
+      );
+      assert.ok(workerd.includes(`'${b}-${name}': ${b}_${name},`), `workerd ${b}-${name}`);
+    }
   for (const b of ['scalar', 'simd128', 'relaxed'])
     for (const { name } of MODULES) {
       const file = new URL(`../wasm/blockquant-${b}-${name}.wasm`, import.meta.url);
