@@ -10,9 +10,7 @@
 
 #include "relaxed.h"
 
-/* Sub-block 8h + 2g + c: codes q[g] of pass (h, c) against Q8_K codes 128h + 32g + 16c + 0..15;
- * its i16 pair sums times its scale (the signed scale bytes widened to i16 once, one swizzle
- * splats sub-block j's pair of bytes) by one i32x4.dot_i16x8_s into the i32 accumulator. */
+/* Sub-block 8h + 2g + c: codes q[g] of pass (h, c) against Q8_K codes 128h + 32g + 16c + 0..15. */
 static inline v128_t risum(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
   const uint8_t *q8 = yb + offsetof(block_q8_K, qs);
   const v128_t sc = wasm_v128_load(b + XSC);
@@ -24,13 +22,8 @@ static inline v128_t risum(const kq_k *k, const uint8_t *b, const uint8_t *yb, c
     v128_t q[4];
     codes(k, b, h, c, q);
     for (int g = 0; g < 4; g++) {
-      const int j = 8 * h + 2 * g + c, l = 2 * (j & 7);
-      const v128_t s =
-          wasm_i8x16_swizzle(s16[j >> 3], wasm_i8x16_make(l, l + 1, l, l + 1, l, l + 1, l, l + 1, l,
-                                                          l + 1, l, l + 1, l, l + 1, l, l + 1));
-      acc = wasm_i32x4_add(
-          acc,
-          wasm_i32x4_dot_i16x8(bq_rdot16(wasm_v128_load(q8 + 128 * h + 32 * g + 16 * c), q[g]), s));
+      const int j = 8 * h + 2 * g + c;
+      acc = bq_rkq_sub16(acc, q[g], q8 + 128 * h + 32 * g + 16 * c, s16[h], j);
     }
   }
   return kq_hsum(wasm_i32x4_sub(acc, wasm_i32x4_shl(kq_act_scaled(a, sc), 5)));
