@@ -32,7 +32,10 @@ const LAYOUT = {
   q5_1: { size: 24, qh: 4, qs: 8, m: 2 },
   q8_0: { size: 34, qh: -1, qs: 2, m: -1 },
   q8_1: { size: 36, qh: -1, qs: 4, m: 2 },
+  mxfp4: { size: 17, qh: -1, qs: 1, m: -1 }, // e (an E8M0 exponent), then 16 bytes of nibbles
 };
+/** The 32-value formats whose terms absTerms forms (the others' bound is absProducts). */
+const TERMS = new Set(['q4_0', 'q4_1', 'q5_0', 'q5_1']);
 
 /** binary16 bits -> number */
 function half(h) {
@@ -105,6 +108,8 @@ function blocks(t, nb, r, kind) {
         b[o + f + 1] = h >> 8;
       }
     }
+    // MXFP4: the scale 2^(e - 128) between 2^-28 and 2^2
+    if (t === 'mxfp4' && kind !== 'any') b[o] = 100 + ((r() * 30) | 0);
     if (kind === 'edge') {
       const v = [0x00, 0xff, 0x80, 0x7f][(r() * 4) | 0];
       b.fill(v, o + (L.qh >= 0 ? L.qh : L.qs), o + L.size);
@@ -235,7 +240,7 @@ async function check() {
    * the sum of |terms| of ggml's dot, for the formats whose terms this page does not form itself. */
   const absProducts = (t, t2, wr, x, n) => {
     const save = top;
-    const wp = put(wr.subarray(0, (n / 256) * K[t])),
+    const wp = put(wr.subarray(0, t in K ? (n / 256) * K[t] : (n / 32) * LAYOUT[t].size)),
       xp = put(x),
       dw = alloc(4 * n),
       dx = alloc(4 * n);
@@ -273,7 +278,11 @@ async function check() {
         /** @param {Uint8Array} wr */
         const bound = (wr) =>
           1e-5 *
-          (t === 'q4_K' ? absTermsK(wr, x, nb) : isK ? absProducts(t, t2, wr, x, n) : absTerms(t, t2, wr, x, nb));
+          (t === 'q4_K'
+            ? absTermsK(wr, x, nb)
+            : TERMS.has(t)
+              ? absTerms(t, t2, wr, x, nb)
+              : absProducts(t, t2, wr, x, n));
         const what = `${name} blocks=${nb} rows=${rows} ${kind} seed=${SEED}`;
         if (op === 'dot') {
           const got = dot(name, wp, xp, n),
@@ -409,6 +418,7 @@ async function bench() {
     q5_K: 'q8_K',
     q6_K: 'q8_K',
     iq4_xs: 'q8_K',
+    mxfp4: 'q8_0',
   };
   const act = ACT[fmt];
   if (!act) throw new Error(`no relaxed matvec for ${fmt}`);
