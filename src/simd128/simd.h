@@ -291,6 +291,7 @@ static inline void bq_store_u16x4(uint8_t *p, size_t stride, v128_t h) {
 BQ_REDUCE4(bq_hsum4_i32, wasm_i32x4_add)  /* exact integer sums */
 BQ_REDUCE4(bq_hmax4_f32, wasm_f32x4_pmax) /* maxima of NaN-free values (pmax: one maxps) */
 BQ_REDUCE4(bq_hmin4_f32, wasm_f32x4_pmin)
+BQ_REDUCE4(bq_hmax4_i32, wasm_i32x4_max) /* signed maxima (of |x| bits: see simd128/q8.h) */
 
 /* Sum over lanes of the products of i8x16 pairs (a0, b0) and (a1, b1), as i32x4 partial sums. */
 static inline v128_t bq_dot_i8x32(v128_t a0, v128_t a1, v128_t b0, v128_t b1) {
