@@ -14,6 +14,7 @@ export function readLink(href) {
     tensor: p.get('tensor'),
     format: p.get('format'),
     block: block !== null && /^\d{1,9}$/.test(block) ? Number(block) : null,
+    compare: p.get('compare'), // compare-ui.js: file:NAME, quantize:FTYPE or a URL
   };
 }
 
@@ -38,4 +39,12 @@ export function linkFor(href, v) {
 export function writeLink(/** @type {Parameters<typeof linkFor>[1]} */ v) {
   const next = linkFor(location.href, v);
   if (next !== location.href) history.replaceState(null, '', next);
+}
+
+/** Sets (or with null removes) the link's compare= part (compare-ui.js); the rest is kept. */
+export function writeCompare(/** @type {string | null} */ value) {
+  const u = new URL(location.href);
+  if (value) u.searchParams.set('compare', value);
+  else u.searchParams.delete('compare');
+  if (u.href !== location.href) history.replaceState(null, '', u.href);
 }
