@@ -1,0 +1,372 @@
+// The encoder, taught: for one block's original values, each step ggml's quantizer takes to its
+// bytes, with this block's numbers (the largest value, d and m, each value's code, the fifth bit
+// into qh, NVFP4's UE4M3 sub-block scales, IQ4_NL's table search over seven trial scales). The
+// arithmetic is float32 as ggml's C does it (Math.fround after each operation), so the bytes
+// made here equal bq.quantize's (tests/encode-steps.test.js checks them on random and edge
+// blocks); the page shows them beside the block's real bytes. No DOM.
+
+const f = Math.fround;
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+const bitsOf = (/** @type {number} */ x) => ((F32[0] = x), U32[0]);
+const fromBits = (/** @type {number} */ u) => ((U32[0] = u >>> 0), F32[0]);
+
+/** float32 -> binary16 bits, round to nearest even, as ggml's portable conversion does it. */
+export function toHalf(/** @type {number} */ x) {
+  const base0 = f(f(Math.abs(f(x)) * 2 ** 112) * 2 ** -110);
+  const w = bitsOf(x);
+  const shl1 = (w * 2) >>> 0;
+  const sign = w & 0x80000000;
+  let bias = shl1 & 0xff000000;
+  if (bias >>> 0 < 0x71000000) bias = 0x71000000;
+  const base = f(fromBits(((bias >>> 1) + 0x07800000) >>> 0) + base0);
+  const b = bitsOf(base);
+  const nonsign = ((b >>> 13) & 0x7c00) + (b & 0xfff);
+  return ((sign >>> 16) | (shl1 > 0xff000000 ? 0x7e00 : nonsign)) & 0xffff;
+}
+/** binary16 bits -> value. */
+export function fromHalf(/** @type {number} */ h) {
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 31,
+    m = h & 1023;
+  return e === 31 ? (m ? NaN : s * Infinity) : e === 0 ? s * m * 2 ** -24 : s * (1024 + m) * 2 ** (e - 25);
+}
+/** C's roundf: halves away from zero. */
+const roundf = (/** @type {number} */ x) => Math.sign(x) * Math.floor(Math.abs(x) + 0.5);
+/** A number as the page prints it: float32 shortest, 6 significant digits at most. */
+export const num = (/** @type {number} */ v) => (Number.isFinite(v) ? String(Number(v.toPrecision(6))) : String(v));
+const hex16 = (/** @type {number} */ h) => `0x${h.toString(16).padStart(4, '0')}`;
+
+/** IQ4_NL's 16 non-uniform levels (ggml's kvalues_iq4nl), ascending. */
+export const IQ4NL = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+/** E2M1's values doubled (ggml's kvalues_mxfp4), shared by MXFP4 and NVFP4. */
+export const FP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+/**
+ * What encode gives: the block's bytes, each element's code, the scalar fields (d, m, the
+ * sub-block scales), and the steps with their numbers (plain text lines, in order).
+ * @typedef {{ format: string, bytes: Uint8Array, codes: number[], fields: Record<string, number | number[]>,
+ *   steps: string[] }} Encoded
+ */
+
+/** The formats encode teaches (the rest show their decode only). */
+export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'iq4_nl', 'nvfp4'];
+
+/** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
+function signedMax(x) {
+  let amax = 0,
+    max = 0,
+    at = -1;
+  for (let j = 0; j < x.length; j++)
+    if (amax < Math.abs(x[j])) {
+      amax = Math.abs(x[j]);
+      max = x[j];
+      at = j;
+    }
+  return { amax, max, at };
+}
+/** Packs 32 codes as ggml does: byte j holds element j (low nibble) and element j + 16 (high). */
+function nibbles(/** @type {number[]} */ q, /** @type {Uint8Array} */ out, /** @type {number} */ at) {
+  for (let j = 0; j < 16; j++) out[at + j] = (q[j] & 15) | ((q[j + 16] & 15) << 4);
+}
+const putHalf = (/** @type {Uint8Array} */ b, /** @type {number} */ o, /** @type {number} */ h) => {
+  b[o] = h & 255;
+  b[o + 1] = h >> 8;
+};
+
+/**
+ * Encodes one block of a format from its float32 values, as ggml_quantize_chunk does without an
+ * importance matrix (IQ4_NL: with one when `imatrix` gives the block's weights).
+ * @param {string} format one of ENCODABLE
+ * @param {Float32Array} x the block's values
+ * @param {{ imatrix?: ArrayLike<number> }} [o]
+ * @returns {Encoded}
+ * @throws {TypeError} for a format not in ENCODABLE; RangeError for a wrong value count
+ */
+export function encode(format, x, o = {}) {
+  const n = { q8_0: 32, q4_0: 32, q4_1: 32, q5_0: 32, q5_1: 32, iq4_nl: 32, nvfp4: 64 }[format];
+  if (!n) throw new TypeError(`encode: no encoder steps for ${format}`);
+  if (x.length !== n) throw new RangeError(`encode: a ${format} block has ${n} values, got ${x.length}`);
+  if (format === 'q8_0') return q8_0(x);
+  if (format === 'q4_0' || format === 'q5_0') return symmetric(format, x);
+  if (format === 'q4_1' || format === 'q5_1') return minMax(format, x);
+  if (format === 'iq4_nl') return iq4nl(x, o.imatrix);
+  return nvfp4(x);
+}
+
+/** @param {Float32Array} x */
+function q8_0(x) {
+  const { amax, at } = signedMax(x);
+  const d = f(amax / 127);
+  const id = d ? f(1 / d) : 0;
+  const h = toHalf(d);
+  const codes = Array.from(x, (v) => roundf(f(v * id)));
+  const bytes = new Uint8Array(34);
+  putHalf(bytes, 0, h);
+  codes.forEach((q, j) => (bytes[2 + j] = q & 255));
+  const e = Math.max(0, at);
+  return {
+    format: 'q8_0',
+    bytes,
+    codes,
+    fields: { d: fromHalf(h) },
+    steps: [
+      `amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}`,
+      `d = amax / 127 = ${num(d)}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+      `id = 1 / d = ${num(id)} (the float32 d, not the fp16 one)`,
+      `q_i = round(x_i · id), no clamp: |x_i| ≤ amax keeps q_i in -127 … 127; e.g. element ${e}: round(${num(x[e])} · ${num(id)}) = ${codes[e]}`,
+      `qs: one signed byte per value`,
+    ],
+  };
+}
+
+/** Q4_0 and Q5_0: d from the signed largest value, codes offset by 8 (16). @param {'q4_0' | 'q5_0'} fmt @param {Float32Array} x */
+function symmetric(fmt, x) {
+  const five = fmt === 'q5_0';
+  const half = five ? 16 : 8,
+    top = five ? 31 : 15;
+  const { max, at } = signedMax(x);
+  const d = f(max / -half);
+  const id = d ? f(1 / d) : 0;
+  const h = toHalf(d);
+  const codes = Array.from(x, (v) => Math.min(top, Math.trunc(f(f(v * id) + half + 0.5))));
+  const bytes = new Uint8Array(five ? 22 : 18);
+  putHalf(bytes, 0, h);
+  let qh = 0;
+  if (five) {
+    for (let j = 0; j < 32; j++) qh |= ((codes[j] >> 4) & 1) << j;
+    qh >>>= 0;
+    for (let k = 0; k < 4; k++) bytes[2 + k] = (qh >>> (8 * k)) & 255;
+  }
+  nibbles(codes, bytes, five ? 6 : 2);
+  const e = Math.max(0, at);
+  return {
+    format: fmt,
+    bytes,
+    codes,
+    fields: /** @type {Record<string, number>} */ (five ? { d: fromHalf(h), qh } : { d: fromHalf(h) }),
+    steps: [
+      `max = the value of largest |x|, with its sign: ${num(max)}${at >= 0 ? ` (element ${at})` : ''}`,
+      `d = max / -${half} = ${num(d)}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))} (that value maps to code 0, the extreme end, -${half} · d = max)`,
+      `id = 1 / d = ${num(id)}`,
+      `q_i = min(${top}, trunc(x_i · id + ${half}.5)); e.g. element ${e}: trunc(${num(x[e])} · ${num(id)} + ${half}.5) = ${codes[e]}`,
+      ...(five
+        ? [
+            `the fifth bit of each code goes into qh: bit j of qh is bit 4 of q_j; qh = 0x${qh.toString(16).padStart(8, '0')}`,
+          ]
+        : []),
+      `qs: byte j holds q_j & 15 (low nibble) and q_(j+16) & 15 (high nibble)`,
+    ],
+  };
+}
+
+/** Q4_1 and Q5_1: d = (max - min) / 15 (31), m = min. @param {'q4_1' | 'q5_1'} fmt @param {Float32Array} x */
+function minMax(fmt, x) {
+  const five = fmt === 'q5_1';
+  const levels = five ? 31 : 15;
+  let min = f(3.4028234663852886e38),
+    max = -min;
+  for (const v of x) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const d = f(f(max - min) / levels);
+  const id = d ? f(1 / d) : 0;
+  const hd = toHalf(d),
+    hm = toHalf(min);
+  const codes = Array.from(x, (v) => {
+    const q = Math.trunc(f(f(f(v - min) * id) + 0.5));
+    return five ? q & 255 : Math.min(15, q);
+  });
+  const bytes = new Uint8Array(five ? 24 : 20);
+  putHalf(bytes, 0, hd);
+  putHalf(bytes, 2, hm);
+  let qh = 0;
+  if (five) {
+    for (let j = 0; j < 32; j++) qh |= ((codes[j] >> 4) & 1) << j;
+    qh >>>= 0;
+    for (let k = 0; k < 4; k++) bytes[4 + k] = (qh >>> (8 * k)) & 255;
+  }
+  nibbles(codes, bytes, five ? 8 : 4);
+  return {
+    format: fmt,
+    bytes,
+    codes,
+    fields: /** @type {Record<string, number>} */ (
+      five ? { d: fromHalf(hd), m: fromHalf(hm), qh } : { d: fromHalf(hd), m: fromHalf(hm) }
+    ),
+    steps: [
+      `min = ${num(min)}, max = ${num(max)}`,
+      `d = (max - min) / ${levels} = ${num(d)}; stored as fp16 ${hex16(hd)} = ${num(fromHalf(hd))}`,
+      `m = min = ${num(min)}; stored as fp16 ${hex16(hm)} = ${num(fromHalf(hm))} (both rounded to fp16, so the block spans about, not exactly, min … max)`,
+      `q_i = ${five ? '' : 'min(15, '}trunc((x_i - min) · (1 / d) + 0.5)${five ? '' : ')'}; e.g. element 0: trunc((${num(x[0])} - ${num(min)}) · ${num(id)} + 0.5) = ${codes[0]}`,
+      ...(five ? [`bit 4 of each code into qh (bit j for element j): qh = 0x${qh.toString(16).padStart(8, '0')}`] : []),
+      `qs: byte j holds q_j & 15 and q_(j+16) & 15`,
+    ],
+  };
+}
+
+/** The nearest level of an ascending table (ggml's best_index_int8). @param {number[]} t @param {number} v */
+function nearest(t, v) {
+  if (v <= t[0]) return 0;
+  if (v >= t[t.length - 1]) return t.length - 1;
+  let lo = 0,
+    hi = t.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (v < t[mid]) hi = mid;
+    else lo = mid;
+  }
+  return f(v - t[hi - 1]) < f(t[hi] - v) ? hi - 1 : hi;
+}
+
+/**
+ * IQ4_NL: codes index a 16-level table; the scale is searched: a first d from the signed max,
+ * then seven trial scales each side, keeping the d of least weighted error (weights: x² without
+ * an importance matrix, w_j · sqrt(σ² + x_j²) with one).
+ * @param {Float32Array} x @param {ArrayLike<number>} [qw]
+ */
+function iq4nl(x, qw) {
+  let sigma2 = 0;
+  for (const v of x) sigma2 = f(sigma2 + f(v * v));
+  sigma2 = f(sigma2 * f(2 / 32));
+  const w = Array.from(x, (v, j) => (qw ? f(f(qw[j]) * f(Math.sqrt(f(sigma2 + f(v * v))))) : f(v * v)));
+  const { amax, max } = signedMax(x);
+  /** @param {number} id */
+  const trial = (id) => {
+    let sumqx = 0,
+      sumq2 = 0;
+    for (let j = 0; j < 32; j++) {
+      const q = IQ4NL[nearest(IQ4NL, f(id * x[j]))];
+      sumqx = f(sumqx + f(f(w[j] * q) * x[j]));
+      sumq2 = f(sumq2 + f(f(w[j] * q) * q));
+    }
+    return { sumqx, sumq2 };
+  };
+  const steps = [
+    qw
+      ? `weights w_j = imatrix_j · sqrt(σ² + x_j²), σ² = 2 · mean(x²) = ${num(sigma2)}`
+      : "no importance matrix: weights w_j = x_j² (ggml's default)",
+  ];
+  let d = 0;
+  if (amax < 1e-15) steps.push(`max |x| = ${num(amax)}: an empty block, d = 0`);
+  else {
+    d = f(-max / -127);
+    const t0 = trial(f(1 / d));
+    d = t0.sumq2 > 0 ? f(t0.sumqx / t0.sumq2) : 0;
+    let best = f(d * t0.sumqx);
+    steps.push(
+      `start: d₀ = max / 127 = ${num(f(-max / -127))} (max = ${num(max)}, the signed largest value); codes: the nearest of the 16 levels to x_j / d₀; then the least-squares d = Σ w q x / Σ w q² = ${num(d)}`,
+    );
+    const tried = [];
+    for (let itry = -7; itry <= 7; itry++) {
+      const id = f((itry + IQ4NL[0]) / max);
+      const t = trial(id);
+      const better = t.sumq2 > 0 && f(t.sumqx * t.sumqx) > f(best * t.sumq2);
+      if (better) {
+        d = f(t.sumqx / t.sumq2);
+        best = f(d * t.sumqx);
+      }
+      tried.push(`${itry}: 1/d = ${num(id)}${better ? ` → better, d = ${num(d)}` : ''}`);
+    }
+    steps.push(
+      `trial scales 1/d = (t - 127) / max for t = -7 … 7, keeping the d whose codes fit best: ${tried.join('; ')}`,
+    );
+  }
+  const h = toHalf(d);
+  const id = d ? f(1 / d) : 0;
+  const codes = Array.from(x, (v) => nearest(IQ4NL, f(id * v)));
+  const bytes = new Uint8Array(18);
+  putHalf(bytes, 0, h);
+  nibbles(codes, bytes, 2);
+  steps.push(
+    `d = ${num(d)}, stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+    `q_j = the index of the level nearest x_j / d (binary search in ${IQ4NL.join(', ')}); e.g. element 0: ${num(x[0])} / ${num(d)} = ${num(f(id * x[0]))} → index ${codes[0]} (level ${IQ4NL[codes[0]]})`,
+    'qs: byte j holds index j (low nibble) and index j + 16 (high nibble)',
+  );
+  return { format: 'iq4_nl', bytes, codes, fields: { d: fromHalf(h) }, steps };
+}
+
+/** float32 -> UE4M3 byte as ggml's ggml_fp32_to_ue4m3 (round half up, saturating at 0x7E). @param {number} x */
+export function toUE4M3(x) {
+  if (!(x > 0)) return 0;
+  if (x > 448) x = 448;
+  const b = bitsOf(x);
+  const e = ((b >>> 23) & 255) - 127 + 7;
+  if (e <= 0) {
+    const m = Math.trunc(f(f(x * 512) + 0.5));
+    return m > 7 ? 7 : m < 1 ? 0 : m;
+  }
+  if (e >= 15) return 0x7e;
+  let m = ((b >>> 20) & 7) + ((b >>> 19) & 1),
+    ex = e;
+  if (m > 7) {
+    m = 0;
+    ex++;
+    if (ex >= 15) return 0x7e;
+  }
+  return (ex << 3) | m;
+}
+/** A UE4M3 byte's value, halved (ggml's ggml_ue4m3_to_fp32, paired with the doubled table). @param {number} b */
+export function ue4m3Value(b) {
+  if (b === 0 || b === 0x7f) return 0;
+  const e = (b >> 3) & 15,
+    m = b & 7;
+  return (e === 0 ? m * 2 ** -9 : (1 + m / 8) * 2 ** (e - 7)) * 0.5;
+}
+
+/** NVFP4: four sub-blocks of 16, each with a UE4M3 scale from its amax / 6; E2M1 codes. @param {Float32Array} x */
+function nvfp4(x) {
+  const bytes = new Uint8Array(36);
+  /** @type {number[]} */
+  const codes = [];
+  /** @type {number[]} */
+  const scales = [];
+  const steps = [];
+  for (let s = 0; s < 4; s++) {
+    const xb = x.subarray(16 * s, 16 * s + 16);
+    const { amax } = signedMax(xb);
+    const ue = toUE4M3(f(amax / 6));
+    const d = f(ue4m3Value(ue));
+    bytes[s] = ue;
+    scales.push(d);
+    const q = Array.from(xb, (v) => {
+      let bi = 0,
+        be = Math.abs(f(f(FP4[0] * d) - v));
+      for (let i = 1; i < 16; i++) {
+        const err = Math.abs(f(f(FP4[i] * d) - v));
+        if (err < be) ((bi = i), (be = err));
+      }
+      return bi;
+    });
+    for (let j = 0; j < 8; j++) bytes[4 + 8 * s + j] = q[j] | (q[j + 8] << 4);
+    codes.push(...q);
+    steps.push(
+      `sub-block ${s} (elements ${16 * s}…${16 * s + 15}): amax = ${num(amax)}; amax / 6 = ${num(f(amax / 6))} → UE4M3 byte 0x${ue.toString(16).padStart(2, '0')} (exponent ${(ue >> 3) & 15}, mantissa ${ue & 7}), read back halved: d = ${num(d)}`,
+    );
+  }
+  steps.push(
+    `each code: the index of the table entry nearest x / d, table ${FP4.join(', ')} (E2M1 doubled; d halved to match)`,
+    'qs: per sub-block 8 bytes, byte j holding code j (low nibble) and code j + 8 (high nibble)',
+  );
+  return { format: 'nvfp4', bytes, codes, fields: { d: scales }, steps };
+}
+
+/**
+ * The error of a block's decoded values against its originals: RMSE and max |error| (and with
+ * weights, the weighted mean square the quantizer minimised).
+ * @param {ArrayLike<number>} x @param {ArrayLike<number>} y @param {ArrayLike<number>} [w]
+ */
+export function blockError(x, y, w) {
+  let se = 0,
+    max = 0,
+    wse = 0,
+    ws = 0;
+  for (let i = 0; i < x.length; i++) {
+    const e = y[i] - x[i];
+    se += e * e;
+    max = Math.max(max, Math.abs(e));
+    if (w) ((wse += w[i] * e * e), (ws += w[i]));
+  }
+  return { rmse: Math.sqrt(se / x.length), maxAbs: max, weighted: w && ws > 0 ? wse / ws : NaN };
+}
