@@ -10,6 +10,7 @@ import { shardNames } from './viewer-data.js';
 import { fmtNum, heatmapFigure, histogramBars, setMarker } from './draw.js';
 import { noteFor } from './notes.js';
 import { byteDiagram, elementBytes, explainElement, fmt32 } from './formula.js';
+import { encodeSection } from './encode-view.js';
 
 /**
  * The worker's messages (worker.js).
@@ -944,6 +945,7 @@ async function renderInspector(/** @type {BlockResult} */ r) {
     ),
     detailBox,
     subTable,
+    encodeSection(r, /** @type {string} */ (state.selected), el, post), // encode-view.js
     el('h3', { text: 'side by side' }),
     el('p', {
       class: 'note',
