@@ -115,25 +115,25 @@ function weightedTable(w, el) {
       el('td', { class: 'num', text: fmtNum(s.rmse) }),
       el('td', { class: 'num', text: fmtNum(s.maxAbs) }),
       el('td', { class: 'num', text: fmtNum(s.weighted) }),
-      el('td', {}, el('code', { text: hex(s.bytes) })),
     );
   const same = w.plain.bytes.every((b, i) => b === w.weightedSide.bytes[i]);
   const wmax = w.weights.reduce((a, b) => Math.max(a, b), 0);
+  const wmin = w.weights.reduce((a, b) => Math.min(a, b), Infinity);
+  const lower = w.weightedSide.weighted < w.plain.weighted;
   return [
-    el('p', {
-      class: 'note',
-      text: `Weights: ${w.weightsFrom}; in this block ${num(Math.min(...w.weights))} … ${num(wmax)}.`,
-    }),
+    el('p', { class: 'note', text: `Weights: ${w.weightsFrom}; in this block ${num(wmin)} … ${num(wmax)}.` }),
     el(
       'table',
       { class: 'vals' },
       el(
         'thead',
         {},
-        el('tr', {}, ...['', 'RMSE', 'max |error|', 'weighted mean square', 'bytes'].map((h) => el('th', { text: h }))),
+        el('tr', {}, ...['', 'RMSE', 'max |error|', 'weighted mean square'].map((h) => el('th', { text: h }))),
       ),
       el('tbody', {}, row('without weights', w.plain, 'plain'), row('with weights', w.weightedSide, 'weighted')),
     ),
+    el('p', { class: 'encode-hex' }, 'bytes without: ', el('code', { text: hex(w.plain.bytes) })),
+    el('p', { class: 'encode-hex' }, 'bytes with: ', el('code', { text: hex(w.weightedSide.bytes) })),
     el('p', {
       class: 'note',
       'data-testid': 'encode-weighted-note',
@@ -141,7 +141,7 @@ function weightedTable(w, el) {
         ? `ggml's ${w.format} quantizer ignores weights: the same bytes either way.`
         : same
           ? 'The weights did not change this block.'
-          : 'With weights the quantizer fits the heavily weighted values better: their error goes down (the weighted mean square), the plain RMSE may go up.',
+          : `The weights changed the block: its weighted mean square is ${lower ? 'lower' : 'not lower'} with them (${fmtNum(w.weightedSide.weighted)} against ${fmtNum(w.plain.weighted)}), its plain RMSE ${w.weightedSide.rmse < w.plain.rmse ? 'lower' : 'higher'}. ggml's search minimises its own weighting (the weights times sqrt(σ² + x²) for most types), not exactly this one.`,
     }),
   ];
 }
