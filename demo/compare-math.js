@@ -43,12 +43,14 @@ export function addChunk(s, a, b) {
 
 /**
  * RMSE = sqrt(se / n), max |B - A|, SNR = 10 log10(signal / se) in dB (Infinity when B equals A;
- * NaN when nothing finite was compared, so no number is made up).
+ * NaN when nothing finite was compared, so no number is made up), and the sums themselves.
  * @param {ErrorSums} s
  */
 export function summarize(s) {
-  if (s.n === 0) return { rmse: NaN, maxAbs: NaN, snr: NaN, n: 0, skipped: s.skipped };
+  if (s.n === 0) return { rmse: NaN, maxAbs: NaN, snr: NaN, n: 0, skipped: s.skipped, se: 0, signal: 0 };
   return {
+    se: s.se,
+    signal: s.signal,
     rmse: Math.sqrt(s.se / s.n),
     maxAbs: s.maxAbs,
     snr: s.se === 0 ? Infinity : 10 * Math.log10(s.signal / s.se),

@@ -345,6 +345,8 @@ function renderResults(o, got, label) {
         'data-rmse': String(r.rmse),
         'data-max-abs': String(r.maxAbs),
         'data-snr': String(r.snr),
+        'data-se': String(r.se),
+        'data-signal': String(r.signal),
         'data-skipped': String(r.skipped),
       },
       el('td', {}, el('button', { type: 'button', class: 'linkish', text: r.name, onclick: () => openTensor(r) })),
