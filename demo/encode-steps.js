@@ -1,6 +1,7 @@
 // The encoder, taught: for one block's original values, each step ggml's quantizer takes to its
 // bytes, with this block's numbers (the largest value, d and m, each value's code, the fifth bit
-// into qh, NVFP4's UE4M3 sub-block scales, IQ4_NL's table search over seven trial scales). The
+// into qh, NVFP4's UE4M3 sub-block scales, IQ4_NL's table search over seven trial scales, Q4_K's
+// and Q5_K's per-sub-block scale and min search and their 6-bit packing into 12 bytes). The
 // arithmetic is float32 as ggml's C does it (Math.fround after each operation), so the bytes
 // made here equal bq.quantize's (tests/encode-steps.test.js checks them on random and edge
 // blocks); the page shows them beside the block's real bytes. No DOM.
@@ -50,7 +51,7 @@ export const FP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
  */
 
 /** The formats encode teaches (the rest show their decode only). */
-export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'iq4_nl', 'nvfp4'];
+export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'iq4_nl', 'nvfp4'];
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
 function signedMax(x) {
@@ -84,13 +85,24 @@ const putHalf = (/** @type {Uint8Array} */ b, /** @type {number} */ o, /** @type
  * @throws {TypeError} for a format not in ENCODABLE; RangeError for a wrong value count
  */
 export function encode(format, x, o = {}) {
-  const n = { q8_0: 32, q4_0: 32, q4_1: 32, q5_0: 32, q5_1: 32, iq4_nl: 32, nvfp4: 64 }[format];
+  const n = /** @type {Record<string, number>} */ ({
+    q8_0: 32,
+    q4_0: 32,
+    q4_1: 32,
+    q5_0: 32,
+    q5_1: 32,
+    q4_K: 256,
+    q5_K: 256,
+    iq4_nl: 32,
+    nvfp4: 64,
+  })[format];
   if (!n) throw new TypeError(`encode: no encoder steps for ${format}`);
   if (x.length !== n) throw new RangeError(`encode: a ${format} block has ${n} values, got ${x.length}`);
   if (format === 'q8_0') return q8_0(x);
   if (format === 'q4_0' || format === 'q5_0') return symmetric(format, x);
   if (format === 'q4_1' || format === 'q5_1') return minMax(format, x);
   if (format === 'iq4_nl') return iq4nl(x, o.imatrix);
+  if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
   return nvfp4(x);
 }
 
@@ -369,4 +381,161 @@ export function blockError(x, y, w) {
     if (w) ((wse += w[i] * e * e), (ws += w[i]));
   }
   return { rmse: Math.sqrt(se / x.length), maxAbs: max, weighted: w && ws > 0 ? wse / ws : NaN };
+}
+
+/** ggml's nearest_int: round half to even through float32 (|v| < 2^22). @param {number} v */
+const nearestInt = (v) => f(v + 12582912) - 12582912;
+
+/**
+ * ggml's make_qkx2_quants: a scale and a min for one sub-block of n values with levels 0..nmax,
+ * searched over nstep + 1 trial scales (rmin + rdelta · is + nmax) / (max - min), each refined by
+ * weighted least squares; the fit of least weighted squared error wins.
+ * @param {Float32Array} x @param {number[]} w @param {number} nmax
+ * @param {number} rmin @param {number} rdelta @param {number} nstep
+ */
+function qkx2(x, w, nmax, rmin, rdelta, nstep) {
+  const n = x.length;
+  let min = x[0],
+    max = x[0],
+    sumW = w[0],
+    sumX = f(w[0] * x[0]);
+  for (let i = 1; i < n; i++) {
+    if (x[i] < min) min = x[i];
+    if (x[i] > max) max = x[i];
+    sumW = f(sumW + w[i]);
+    sumX = f(sumX + f(w[i] * x[i]));
+  }
+  if (min > 0) min = 0;
+  const L = new Array(n).fill(0);
+  if (max === min) return { scale: 0, min: -min, L, trials: 0, chosen: -1 };
+  let iscale = f(nmax / f(max - min));
+  let scale = f(1 / iscale);
+  let best = 0;
+  for (let i = 0; i < n; i++) {
+    L[i] = Math.max(0, Math.min(nmax, nearestInt(f(iscale * f(x[i] - min)))));
+    const d = f(f(f(scale * L[i]) + min) - x[i]);
+    best = f(best + f(w[i] * f(d * d)));
+  }
+  let chosen = -1;
+  const aux = new Array(n);
+  for (let is = 0; is <= nstep; is++) {
+    iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / f(max - min));
+    let sl = 0,
+      sl2 = 0,
+      sxl = 0;
+    for (let i = 0; i < n; i++) {
+      const l = Math.max(0, Math.min(nmax, nearestInt(f(iscale * f(x[i] - min)))));
+      aux[i] = l;
+      sl = f(sl + f(w[i] * l));
+      sl2 = f(sl2 + f(f(w[i] * l) * l));
+      sxl = f(sxl + f(f(w[i] * l) * x[i]));
+    }
+    const D = f(f(sumW * sl2) - f(sl * sl));
+    if (D > 0) {
+      let ts = f(f(f(sumW * sxl) - f(sumX * sl)) / D);
+      let tm = f(f(f(sl2 * sumX) - f(sl * sxl)) / D);
+      if (tm > 0) {
+        tm = 0;
+        ts = f(sxl / sl2);
+      }
+      let err = 0;
+      for (let i = 0; i < n; i++) {
+        const d = f(f(f(ts * aux[i]) + tm) - x[i]);
+        err = f(err + f(w[i] * f(d * d)));
+      }
+      if (err < best) {
+        for (let i = 0; i < n; i++) L[i] = aux[i];
+        best = err;
+        scale = ts;
+        min = tm;
+        chosen = is;
+      }
+    }
+  }
+  return { scale, min: -min, L, trials: nstep + 1, chosen };
+}
+
+/**
+ * Q4_K and Q5_K: per sub-block of 32 a scale and a min from the search, both quantized to 6 bits
+ * against the largest of each (d = max scale / 63, dmin = max min / 63), packed 12 bytes for 16
+ * numbers; then each value's code against its sub-block's d · sc_j and dmin · m_j.
+ * @param {'q4_K' | 'q5_K'} fmt @param {Float32Array} x
+ */
+function kQuant(fmt, x) {
+  const five = fmt === 'q5_K';
+  const nmax = five ? 31 : 15;
+  /** @type {number[]} */
+  const scales = [];
+  /** @type {number[]} */
+  const mins = [];
+  const L = new Array(256).fill(0);
+  const steps = [];
+  let maxScale = 0,
+    maxMin = 0;
+  for (let j = 0; j < 8; j++) {
+    const xb = x.subarray(32 * j, 32 * j + 32);
+    let sx2 = 0;
+    for (const v of xb) sx2 = f(sx2 + f(v * v));
+    const av = f(Math.sqrt(f(sx2 / 32)));
+    const w = Array.from(xb, (v) => f(av + Math.abs(v)));
+    const r = qkx2(xb, w, nmax, five ? -0.5 : -1, f(0.1), five ? 15 : 20);
+    scales.push(r.scale);
+    mins.push(r.min);
+    r.L.forEach((l, i) => (L[32 * j + i] = l));
+    if (r.scale > maxScale) maxScale = r.scale;
+    if (r.min > maxMin) maxMin = r.min;
+    steps.push(
+      `sub-block ${j}: weights w = sqrt(mean x²) + |x| = ${num(av)} + |x|; ${r.trials} trial scales searched, ${r.chosen >= 0 ? `trial ${r.chosen} fits best` : 'the first fit stays'}: scale ${num(r.scale)}, min −${num(r.min)}`,
+    );
+  }
+  const invS = maxScale > 0 ? f(63 / maxScale) : 0,
+    invM = maxMin > 0 ? f(63 / maxMin) : 0;
+  const sc = scales.map((s) => Math.min(63, nearestInt(f(invS * s)) & 255));
+  const mq = mins.map((m) => Math.min(63, nearestInt(f(invM * m)) & 255));
+  const packed = new Uint8Array(12);
+  for (let j = 0; j < 8; j++) {
+    if (j < 4) {
+      packed[j] = sc[j];
+      packed[j + 4] = mq[j];
+    } else {
+      packed[j + 4] = (sc[j] & 15) | ((mq[j] & 15) << 4);
+      packed[j - 4] |= (sc[j] >> 4) << 6;
+      packed[j] |= (mq[j] >> 4) << 6;
+    }
+  }
+  const hd = toHalf(f(maxScale / 63)),
+    hm = toHalf(f(maxMin / 63));
+  const d = fromHalf(hd),
+    dmin = fromHalf(hm);
+  for (let j = 0; j < 8; j++) {
+    const dj = f(d * sc[j]);
+    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    const dm = f(dmin * mq[j]);
+    for (let i = 0; i < 32; i++) L[32 * j + i] = Math.max(0, Math.min(nmax, nearestInt(f(f(x[32 * j + i] + dm) / dj))));
+  }
+  const bytes = new Uint8Array(five ? 176 : 144);
+  putHalf(bytes, 0, hd);
+  putHalf(bytes, 2, hm);
+  bytes.set(packed, 4);
+  const qs = five ? 48 : 16;
+  for (let n = 0, k = 0; n < 256; n += 64, k++)
+    for (let j = 0; j < 32; j++) {
+      let l1 = L[n + j],
+        l2 = L[n + j + 32];
+      if (five) {
+        if (l1 > 15) ((l1 -= 16), (bytes[16 + j] |= 1 << (2 * k)));
+        if (l2 > 15) ((l2 -= 16), (bytes[16 + j] |= 2 << (2 * k)));
+      }
+      bytes[qs + 32 * k + j] = l1 | (l2 << 4);
+    }
+  steps.push(
+    `d = largest scale / 63 = ${num(f(maxScale / 63))} → fp16 ${num(d)}; dmin = largest min / 63 = ${num(f(maxMin / 63))} → fp16 ${num(dmin)}`,
+    `6-bit sub-block scales sc_j = round(63 / largest scale · scale_j) = ${sc.join(', ')}; mins m_j = ${mq.join(', ')}`,
+    `packed into 12 bytes: bytes 0–3 = sc_0..3 with bits 4–5 of sc_4..7 in their top two bits; bytes 4–7 = m_0..3 with bits 4–5 of m_4..7 on top; bytes 8–11 = the low nibbles of sc_4..7 and m_4..7: ${Array.from(packed, (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+    `codes q = round((x + dmin · m_j) / (d · sc_j)), clamped to 0 … ${nmax}; e.g. element 0: round((${num(x[0])} + ${num(f(dmin * mq[0]))}) / ${num(f(d * sc[0]))}) = ${L[0]}`,
+    five
+      ? 'qs: per 64 values, byte j holds the low 4 bits of codes j and j + 32; bit 4 of each code goes into qh (two bits of qh[j] per 64 values)'
+      : 'qs: per 64 values, byte j holds codes j (low nibble) and j + 32 (high nibble)',
+  );
+  return { format: fmt, bytes, codes: L, fields: { d, dmin, sc, m: mq }, steps };
 }
