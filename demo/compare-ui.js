@@ -12,6 +12,7 @@ import { blockFields, typeInfo } from '../js/types.js';
 import { readLink, writeCompare } from './links.js';
 import { fmtNum } from './draw.js';
 import { snrByLayer } from './compare-math.js';
+import { ENCODABLE, encode } from './encode-steps.js';
 
 /**
  * @typedef {import('./compare-worker.js').Opened} Opened
@@ -664,6 +665,7 @@ async function inspectCell(cell, within = 0) {
         pick,
       ),
       el('div', { class: 'cmp-pair' }, blockView('A', k.a, k.element), blockView('B', k.b, k.element)),
+      encodeFromA(k),
       el(
         'div',
         { class: 'cmp-vals-box' },
@@ -714,5 +716,35 @@ function blockView(side, s, e) {
         el('code', { text: [...s.bytes.subarray(f.offset, f.offset + f.size)].map(hex).join(' ') }),
       ),
     ),
+  );
+}
+
+/**
+ * B's block encoded from A's values (when A is a float tensor and B's format is one encode-steps.js
+ * teaches): the steps with this block's numbers, and whether they make B's bytes.
+ * @param {CellBlocks} k
+ */
+function encodeFromA(k) {
+  if (!['f32', 'f16', 'bf16'].includes(k.a.type) || !ENCODABLE.includes(k.b.type)) return '';
+  const n = typeInfo(k.b.type).blockSize;
+  const at = k.b.first - k.first;
+  const e = encode(k.b.type, Float32Array.from(k.a.values.subarray(at, at + n)));
+  const same = e.bytes.every((b, i) => b === k.b.bytes[i]);
+  return el(
+    'details',
+    {
+      class: 'encode',
+      'data-testid': 'cmp-encode',
+      'data-equal': String(same),
+      'data-bytes': [...e.bytes].map(hex).join(''),
+    },
+    el('summary', { text: `encode: B's ${k.b.type} block ${k.b.block} from A's values, step by step` }),
+    el('ol', { class: 'steps' }, ...e.steps.map((s) => el('li', { text: s }))),
+    el('p', {
+      class: 'note',
+      text: same
+        ? "These steps make B's block exactly: B was quantized from these values without an importance matrix."
+        : "These steps make other bytes than B's block: B was quantized from other values (say the float original before A's rounding to F16) or with an importance matrix.",
+    }),
   );
 }

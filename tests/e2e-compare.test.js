@@ -206,6 +206,13 @@ for (const [width, height] of [
           vals,
           Array.from({ length: 256 }, (_, i) => [xa[1280 + i], xb[1280 + i]]),
         );
+        // B's Q4_K block encoded from A's F16 values: B was quantized from the float originals, so
+        // the steps (from A's rounded values) need not make B's bytes; they make bq.quantize's of A's.
+        const enc = await page.$eval('[data-testid=cmp-encode]', (e) => ({
+          .../** @type {HTMLElement} */ (e).dataset,
+        }));
+        assert.equal(enc.bytes, hex(bq.quantize('q4_K', xa.subarray(1280, 1536))));
+        assert.equal(enc.equal, String(enc.bytes === hex(gb.tensorBytes(name).subarray(5 * 144, 6 * 144))));
         // Keyboard: ArrowDown moves one row (one cell per row here).
         await page.focus('[data-testid=cmp-heatmap]');
         await page.keyboard.press('ArrowDown');
@@ -278,6 +285,15 @@ for (const [width, height] of [
           ),
         );
         assert.equal(new URL(page.url()).searchParams.get('compare'), 'quantize:Q4_0');
+        // B's block is quantized from A's values here, so the encode steps make it exactly.
+        await page.click('[data-testid=cmp-row][data-name="blk.2.attn_q.weight"] button');
+        await page.waitForSelector('[data-testid=cmp-blocks][data-cell="0"] [data-testid=cmp-encode]');
+        const q = gq.tensorBytes('blk.2.attn_q.weight');
+        assert.equal(await page.getAttribute('[data-testid=cmp-encode]', 'data-equal'), 'true');
+        assert.equal(
+          await page.getAttribute('[data-testid=cmp-block][data-side=b]', 'data-bytes'),
+          Buffer.from(q.subarray(0, 18)).toString('hex'),
+        );
         await page.reload();
         await state('done');
         await checkRows(gq, converted);
