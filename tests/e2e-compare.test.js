@@ -10,6 +10,7 @@ import { parseGGUF, quantizeModel, typeInfo } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
 import { compareModels } from './lib/compare-fixture.js';
+import { imatrixGGUF } from './lib/imatrix-files.js';
 
 const bq = await codec();
 const { a: aBytes, b: bBytes } = compareModels(bq);
@@ -20,6 +21,35 @@ const parts = [];
 await quantizeModel(aBytes, (/** @type {Uint8Array} */ c) => void parts.push(c.slice()), { ftype: 'Q4_0' });
 const qBytes = Buffer.concat(parts);
 const gq = parseGGUF(new Uint8Array(qBytes.buffer, qBytes.byteOffset, qBytes.length));
+
+// An importance matrix for A's 2-D weights (llama-imatrix's GGUF layout), and A quantized to
+// Q4_K_M with it by quantizeModel: what the in-memory compare with that file must match.
+const imat = imatrixGGUF(
+  ga.tensors
+    .filter((t) => t.dims.length === 2)
+    .map((t, i) => ({
+      name: t.name,
+      ne0: t.dims[0],
+      sums: Float32Array.from({ length: t.dims[0] }, (_, j) => 1 + ((j * 7 + i) % 13) * 3),
+      counts: [1],
+    })),
+).bytes;
+/** @type {Uint8Array[]} */
+const parts2 = [];
+await quantizeModel(aBytes, (/** @type {Uint8Array} */ c) => void parts2.push(c.slice()), {
+  ftype: 'Q4_K_M',
+  imatrix: imat,
+});
+const wBytes = Buffer.concat(parts2);
+const gw = parseGGUF(new Uint8Array(wBytes.buffer, wBytes.byteOffset, wBytes.length));
+{
+  // The weights matter: without them quantizeModel writes other bytes for attn_q.
+  /** @type {Uint8Array[]} */
+  const plain = [];
+  await quantizeModel(aBytes, (/** @type {Uint8Array} */ c) => void plain.push(c.slice()), { ftype: 'Q4_K_M' });
+  const gp = parseGGUF(new Uint8Array(Buffer.concat(plain)));
+  assert.notDeepEqual(gp.tensorBytes('blk.0.attn_q.weight'), gw.tensorBytes('blk.0.attn_q.weight'));
+}
 
 /** B's error against A as this test computes it (element order, doubles). */
 function expected(/** @type {any} */ g1, /** @type {any} */ g2, /** @type {string} */ name) {
@@ -297,6 +327,42 @@ for (const [width, height] of [
         await page.reload();
         await state('done');
         await checkRows(gq, converted);
+      });
+
+      await t.test(
+        "A quantized in memory with an importance matrix file: quantizeModel's numbers with it",
+        async () => {
+          const n = await run();
+          await page.setInputFiles('[data-testid=cmp-imatrix]', {
+            name: 'imatrix.gguf',
+            mimeType: 'application/octet-stream',
+            buffer: Buffer.from(imat),
+          });
+          await page.selectOption('[data-testid=cmp-ftype]', 'Q4_K_M');
+          await page.click('[data-testid=cmp-quantize]');
+          await state('done', n);
+          const converted = gw.tensors
+            .filter((x) => x.type !== ga.tensors.find((y) => y.name === x.name)?.type)
+            .map((x) => x.name);
+          await checkRows(gw, converted);
+          await page.setInputFiles('[data-testid=cmp-imatrix]', []);
+        },
+      );
+
+      await t.test('B dropped on the panel (the viewer keeps A)', async () => {
+        const n = await run();
+        await page.evaluate(async () => {
+          const buf = await (await fetch('fx/b.gguf')).arrayBuffer();
+          const dt = new DataTransfer();
+          dt.items.add(new File([buf], 'dropped.gguf'));
+          const panel = /** @type {HTMLElement} */ (document.querySelector('#compare'));
+          panel.dispatchEvent(new DragEvent('dragover', { bubbles: true, cancelable: true, dataTransfer: dt }));
+          panel.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
+        });
+        await state('done', n);
+        await checkRows(gb, compared);
+        assert.equal(new URL(page.url()).searchParams.get('compare'), 'file:dropped.gguf');
+        assert.match(await page.textContent('[data-testid=cmp-a]'), /A: fx\/a\.gguf/);
       });
 
       await t.test('Cancel stops a compare whose reads are held; nothing of it is shown', async () => {
