@@ -133,7 +133,7 @@ function pairOf(name) {
 async function mapsOf(name) {
   if (current?.name === name) return current.maps;
   const j = need();
-  const maps = await cellMaps(await bqPromise, j.a, j.b, pairOf(name), MAX_VALUES);
+  const maps = await cellMaps(await bqPromise, j.a, j.b, pairOf(name), MAX_VALUES, running?.signal);
   current = { name, maps };
   return maps;
 }
