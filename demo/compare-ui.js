@@ -476,7 +476,7 @@ function mismatchList(list) {
 }
 
 // ---- one tensor: its B - A heatmap and the blocks under a cell ----
-/** @type {{ r: TensorError, metric: 'rmse' | 'max' | 'mean', cursor: number, geo: { rows: number, totalRows: number, rowLen: number, perRow: number, cell: number } } | null} */
+/** @type {{ r: TensorError, metric: 'rmse' | 'max' | 'mean', cursor: number, zoom: number, geo: { rows: number, totalRows: number, rowLen: number, perRow: number, cell: number } } | null} */
 let open = null;
 
 /** @param {TensorError} r */
@@ -487,7 +487,7 @@ async function openTensor(r) {
   try {
     const geo = await ask({ op: 'geometry', name: r.name });
     if (mine !== runs) return;
-    open = { r, metric: 'rmse', cursor: 0, geo };
+    open = { r, metric: 'rmse', cursor: 0, zoom: 1, geo };
     renderTensor();
     await drawMap();
     await inspectCell(0);
@@ -500,6 +500,15 @@ async function openTensor(r) {
 }
 
 const heat = { canvas: /** @type {HTMLCanvasElement | null} */ (null), d: /** @type {any} */ (null) };
+const readout = el('output', { class: 'cmp-readout', 'data-testid': 'cmp-readout', text: 'hover a cell' });
+const marker = el('div', { class: 'cmp-marker', 'aria-hidden': 'true', hidden: '' });
+
+/** Zooms the heatmap by f around the current cell (the worker draws the window). @param {number} f */
+function zoomBy(f) {
+  if (!open) return;
+  open.zoom = Math.max(1, Math.round(open.zoom * f));
+  drawMap();
+}
 const blocksBox = el('div', { class: 'cmp-blocks-box' });
 
 function renderTensor() {
@@ -529,6 +538,18 @@ function renderTensor() {
     })
   );
   heat.canvas = canvas;
+  canvas.addEventListener('mousemove', (ev) => {
+    const c = cellAt(ev);
+    const d = heat.d;
+    if (c === null || !open || !d) return;
+    const g = open.geo;
+    const rect = canvas.getBoundingClientRect();
+    const x = Math.floor(((ev.clientX - rect.left) / rect.width) * d.W),
+      y = Math.floor(((ev.clientY - rect.top) / rect.height) * d.H);
+    const pooled = d.sx > 1 || d.sy > 1 ? ` (largest of ${d.sy} × ${d.sx} cells)` : '';
+    readout.textContent = `row ${Math.floor(c / g.perRow)}, cell ${c % g.perRow}: ${fmtNum(d.cells[y * d.W + x])}${pooled}`;
+    readout.dataset.cell = String(c);
+  });
   canvas.addEventListener('click', (ev) => {
     const c = cellAt(ev);
     if (c !== null) inspectCell(c);
@@ -545,7 +566,8 @@ function renderTensor() {
     if (ev.key in moves) {
       ev.preventDefault();
       inspectCell(Math.min(g.rows * g.perRow - 1, Math.max(0, open.cursor + moves[ev.key])));
-    }
+    } else if (ev.key === '+' || ev.key === '=') zoomBy(2);
+    else if (ev.key === '-') zoomBy(0.5);
   });
   detail.replaceChildren(
     el('h3', { text: `${r.name}: B − A per cell of ${geo.cell} values (${r.aType} → ${r.bType})` }),
@@ -557,12 +579,32 @@ function renderTensor() {
           }),
         ]
       : []),
-    el('div', { class: 'controls' }, el('label', {}, 'show ', metric)),
+    el(
+      'div',
+      { class: 'controls' },
+      el('label', {}, 'show ', metric),
+      el('button', {
+        type: 'button',
+        'data-testid': 'cmp-zoom-in',
+        'aria-label': 'zoom in',
+        text: '+',
+        onclick: () => zoomBy(2),
+      }),
+      el('button', {
+        type: 'button',
+        'data-testid': 'cmp-zoom-out',
+        'aria-label': 'zoom out',
+        text: '−',
+        onclick: () => zoomBy(0.5),
+      }),
+      readout,
+    ),
     el(
       'div',
       { class: 'cmp-heat', 'data-testid': 'cmp-heat' },
       canvas,
       el('p', { class: 'note', 'data-testid': 'cmp-legend' }),
+      marker,
     ),
     blocksBox,
   );
@@ -582,7 +624,16 @@ function cellAt(ev) {
 
 async function drawMap() {
   if (!open || !heat.canvas) return;
-  const d = await ask({ op: 'heatmap', name: open.r.name, metric: open.metric, zoom: 1 });
+  const g = open.geo;
+  const d = await ask({
+    op: 'heatmap',
+    name: open.r.name,
+    metric: open.metric,
+    zoom: open.zoom,
+    cx: open.cursor % g.perRow,
+    cy: Math.floor(open.cursor / g.perRow),
+  });
+  open.zoom = d.zoom; // the worker caps it
   const c = heat.canvas;
   c.width = d.W;
   c.height = d.H;
@@ -595,18 +646,44 @@ async function drawMap() {
   heat.d = d;
   c.dataset.cells = `${d.W}x${d.H}`;
   c.dataset.window = `${d.x0},${d.y0},${d.sx},${d.sy}`;
+  c.dataset.zoom = String(d.zoom);
   const legend = /** @type {HTMLElement} */ (c.nextElementSibling);
   legend.textContent =
     `${open.metric === 'mean' ? 'mean B − A' : open.metric === 'max' ? 'max |B − A|' : 'RMSE of B − A'} per cell: colour from ${fmtNum(d.lo)} (dark) to ${fmtNum(d.hi)} (bright), percentile-clipped; range ${fmtNum(d.min)} … ${fmtNum(d.max)}.` +
     (d.sx > 1 || d.sy > 1 ? ` Each drawn cell is the largest of ${d.sy} × ${d.sx} cells.` : '');
   legend.dataset.lo = String(d.lo);
   legend.dataset.hi = String(d.hi);
+  placeMarker();
+}
+
+/** The outline over the cursor's cell (over its pooled drawn cell when the map is pooled). */
+function placeMarker() {
+  const d = heat.d,
+    c = heat.canvas;
+  if (!open || !d || !c) return;
+  const g = open.geo;
+  const x = Math.floor(((open.cursor % g.perRow) - d.x0) / d.sx),
+    y = Math.floor((Math.floor(open.cursor / g.perRow) - d.y0) / d.sy);
+  const w = c.clientWidth / d.W,
+    h = c.clientHeight / d.H;
+  marker.hidden = x < 0 || y < 0 || x >= d.W || y >= d.H;
+  marker.style.left = `${c.offsetLeft + x * w}px`;
+  marker.style.top = `${c.offsetTop + y * h}px`;
+  marker.style.width = `${Math.max(2, w)}px`;
+  marker.style.height = `${Math.max(2, h)}px`;
 }
 
 /** A's and B's blocks under a cell, side by side. @param {number} cell @param {number} [within] */
 async function inspectCell(cell, within = 0) {
   if (!open) return;
   open.cursor = cell;
+  const d = heat.d,
+    g = open.geo;
+  const cx = cell % g.perRow,
+    cy = Math.floor(cell / g.perRow);
+  // A zoomed map follows the cursor out of its window.
+  if (d && (cx < d.x0 || cx >= d.x0 + d.W * d.sx || cy < d.y0 || cy >= d.y0 + d.H * d.sy)) await drawMap();
+  else placeMarker();
   const k = /** @type {CellBlocks} */ (await ask({ op: 'block', name: open.r.name, cell, within }));
   if (!open || open.r.name !== k.name) return;
   const pick = /** @type {HTMLInputElement} */ (

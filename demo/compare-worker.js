@@ -24,6 +24,8 @@ import { cellBlocks, cellMaps, compareAll, filePairs, planPairs } from './compar
 
 /** The heatmap covers at most this many values of a tensor (its first rows), as the viewer's. */
 const MAX_VALUES = 1 << 24;
+/** A zoomed heatmap still shows this many cells a side (or all there are). */
+const MIN_SIDE = 64;
 
 const asked = new URL(self.location.href).searchParams.get('backend');
 const bqPromise = init(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {});
@@ -92,12 +94,27 @@ const ops = {
    * A tensor's B - A heatmap, drawn (metric: rmse, max or mean; view as heatmap.js's View).
    * @param {{ name: string, metric: 'rmse' | 'max' | 'mean' } & import('./heatmap.js').View} m
    */
-  async heatmap({ name, metric, zoom, cx, cy, log }) {
+  async heatmap({ name, metric, zoom = 1, cx = 0, cy = 0, log }) {
     const maps = await mapsOf(name);
-    const values = maps[metric];
-    const g = { rows: maps.rows, perRow: maps.perRow };
-    const { rgba, ...drawn } = renderHeatmap(values, g, { zoom, cx, cy, log });
-    const geo = { rows: maps.rows, totalRows: maps.totalRows, perRow: maps.perRow, cell: maps.cell };
+    const { rows, perRow } = maps;
+    // The window: 1/zoom of each side but never fewer than MIN_SIDE cells (or all of them), centred
+    // on (cx, cy) and kept inside, copied out and drawn (pooled to MAX_CELLS a side if still
+    // larger). Each side zooms on its own, so a map 4200 rows tall and 8 cells wide reaches
+    // single rows while keeping its 8 columns.
+    const side = (/** @type {number} */ n, /** @type {number} */ z) =>
+      Math.min(n, Math.max(Math.ceil(n / z), MIN_SIDE));
+    const z = Math.max(1, Math.min(Math.floor(zoom), Math.ceil(Math.max(rows, perRow) / MIN_SIDE)));
+    const wh = side(rows, z),
+      ww = side(perRow, z);
+    const clamp = (/** @type {number} */ v, /** @type {number} */ hi) => Math.min(Math.max(0, v), hi);
+    const y0 = clamp(Math.round(cy - wh / 2), rows - wh),
+      x0 = clamp(Math.round(cx - ww / 2), perRow - ww);
+    const all = maps[metric];
+    const win = new Float32Array(wh * ww);
+    for (let r = 0; r < wh; r++) win.set(all.subarray((y0 + r) * perRow + x0, (y0 + r) * perRow + x0 + ww), r * ww);
+    const { rgba, ...d } = renderHeatmap(win, { rows: wh, perRow: ww }, { log });
+    const drawn = { ...d, x0: x0 + d.x0, y0: y0 + d.y0, zoom: z };
+    const geo = { rows, totalRows: maps.totalRows, perRow, cell: maps.cell };
     if (typeof OffscreenCanvas !== 'function') return { ...geo, ...drawn, rgba };
     const oc = new OffscreenCanvas(drawn.W, drawn.H);
     const ctx = /** @type {OffscreenCanvasRenderingContext2D} */ (oc.getContext('2d'));

@@ -249,6 +249,42 @@ for (const [width, height] of [
         await page.waitForSelector('[data-testid=cmp-blocks][data-cell="6"]');
       });
 
+      await t.test('a tall map is pooled; zoom shows single cells and a click inspects the one under it', async () => {
+        const name = 'token_embd.weight'; // F16 / Q5_1: 8 cells of 32 per row, 4200 rows
+        await page.click(`[data-testid=cmp-row][data-name="${name}"] button`);
+        await page.waitForSelector('[data-testid=cmp-heatmap][data-window]');
+        await state('done');
+        const win = async () =>
+          String(await page.getAttribute('[data-testid=cmp-heatmap]', 'data-window'))
+            .split(',')
+            .map(Number);
+        assert.ok((await win())[3] > 1, 'rows pooled at zoom 1');
+        for (let i = 0; i < 6 && (await win())[3] > 1; i++) {
+          const before = await page.getAttribute('[data-testid=cmp-heatmap]', 'data-window');
+          await page.click('[data-testid=cmp-zoom-in]');
+          await page.waitForFunction(
+            (b) => document.querySelector('[data-testid=cmp-heatmap]')?.getAttribute('data-window') !== b,
+            before,
+          );
+        }
+        const [x0, y0, sx, sy] = await win();
+        assert.deepEqual([sx, sy], [1, 1]);
+        const [W, H] = String(await page.getAttribute('[data-testid=cmp-heatmap]', 'data-cells'))
+          .split('x')
+          .map(Number);
+        const box = /** @type {any} */ (await page.$('[data-testid=cmp-heatmap]').then((e) => e?.boundingBox()));
+        assert.equal(W, 8, 'every column kept');
+        assert.ok(H >= 64 && H < 4200, `${H} rows in the window`);
+        await page.click('[data-testid=cmp-heatmap]', {
+          position: { x: ((2 + 0.5) / W) * box.width, y: ((3 + 0.5) / H) * box.height },
+        });
+        const cell = (y0 + 3) * 8 + x0 + 2;
+        await page.waitForSelector(`[data-testid=cmp-blocks][data-cell="${cell}"]`);
+        const bb = await page.getAttribute('[data-testid=cmp-block][data-side=b]', 'data-bytes');
+        assert.equal(bb, Buffer.from(gb.tensorBytes(name).subarray(cell * 24, cell * 24 + 24)).toString('hex'));
+        assert.equal(await page.$eval('.cmp-marker', (e) => /** @type {HTMLElement} */ (e).hidden), false);
+      });
+
       await t.test("the panel's parts do not overlap and stay inside the window", async () => {
         const boxes = await page.evaluate(() => {
           const sel = [
