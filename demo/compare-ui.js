@@ -178,9 +178,11 @@ document.addEventListener('bq-opened', (ev) => {
   viewed = d;
   aLine.textContent = d ? `A: ${d.label} (the model open in the viewer)` : 'A: open a model in the viewer first.';
   if (changed && panel.dataset.state !== 'idle') reset('A changed: choose what to compare it with again.');
+  // The link's compare= waits for the first model that opens (a failed open keeps it for the next).
+  if (!d || !fromLink) return;
   const link = fromLink;
   fromLink = null;
-  if (d && link) followLink(link);
+  followLink(link);
 });
 aLine.textContent = 'A: open a model in the viewer first.';
 

@@ -421,7 +421,36 @@ for (const [width, height] of [
         await state('done', m);
         await checkRows(gb, compared);
       });
-      assert.deepEqual(b.problems, []);
+      await t.test('links: a local file is asked for again, a bad compare= is reported on the page', async () => {
+        await page.goto(`${b.base}?backend=${BACKEND}&url=fx/a.gguf&compare=file:b.gguf`);
+        await page.waitForFunction(() => document.body.dataset.linked === 'true');
+        await page.waitForFunction(() =>
+          /choose it again/.test(document.querySelector('[data-testid=cmp-status]')?.textContent ?? ''),
+        );
+        assert.match((await page.textContent('[data-testid=cmp-status]')) ?? '', /local file b\.gguf/);
+        assert.equal(await page.$eval('#compare', (e) => /** @type {HTMLElement} */ (e).hidden), false);
+        const n = await run();
+        await page.setInputFiles('[data-testid=cmp-file]', {
+          name: 'b.gguf',
+          mimeType: 'application/octet-stream',
+          buffer: Buffer.from(bBytes),
+        });
+        await state('done', n);
+        await checkRows(gb, compared);
+        await page.goto(`${b.base}?backend=${BACKEND}&url=fx/a.gguf&compare=quantize:Q9_X`);
+        await page.waitForSelector('[data-testid=cmp-error]:not([hidden])');
+        assert.match((await page.textContent('[data-testid=cmp-error]')) ?? '', /compare=quantize:Q9_X names no ftype/);
+        await page.goto(`${b.base}?backend=${BACKEND}&url=fx/a.gguf&compare=fx/missing.gguf`);
+        await page.waitForSelector('[data-testid=cmp-error]:not([hidden])', { timeout: 60000 });
+        assert.match(
+          (await page.textContent('[data-testid=cmp-error]')) ?? '',
+          /Could not compare with fx\/missing\.gguf/,
+        );
+      });
+      assert.deepEqual(
+        b.problems.filter((p) => !/404/.test(p)),
+        [],
+      );
     } finally {
       for (const r of held.splice(0)) r();
       await b.close();
