@@ -225,3 +225,23 @@ test("A quantized in memory equals comparing with quantizeModel's file", async (
   const at = (5 * k.cellSize) / blockSize;
   assert.deepEqual([...k.b.bytes], [...gq.tensorBytes(p.name).subarray(at * typeSize, (at + 1) * typeSize)]);
 });
+
+test('bounded memory: every read of a compare is at most one chunk of rows', async () => {
+  /** @type {number[]} */
+  const reads = [];
+  const source = (/** @type {Uint8Array} */ bytes) => ({
+    size: bytes.length,
+    read: async (/** @type {number} */ at, /** @type {number} */ n) => {
+      reads.push(n);
+      return bytes.slice(at, at + n);
+    },
+  });
+  const fa = await openGGUF(source(aBytes)),
+    fb = await openGGUF(source(bBytes));
+  reads.length = 0; // the headers' reads
+  const { pairs } = filePairs(fa, fb);
+  await compareAll(bq, fa, { kind: 'file', file: fb }, pairs);
+  // token_embd (4200 rows of 256 F16 values, 2.1 MB in A) is read in chunks of CHUNK_VALUES values.
+  assert.ok(Math.max(...reads) <= CHUNK_VALUES * 2, `largest read ${Math.max(...reads)} bytes`);
+  assert.ok(reads.filter((n) => n === CHUNK_VALUES * 2).length >= 1, 'a whole chunk of F16 rows in one read');
+});

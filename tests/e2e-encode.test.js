@@ -6,7 +6,8 @@
 // neighbours (element boxes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseGGUF } from '../js/node.js';
+import { parseGGUF, readImatrix } from '../js/node.js';
+import { imatrixGGUF } from './lib/imatrix-files.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo, inspected } from './lib/browser.js';
 import { compareModels } from './lib/compare-fixture.js';
@@ -17,6 +18,12 @@ const ga = parseGGUF(aBytes);
 const NAME = 'blk.0.attn_q.weight'; // F16, 256 x 256
 const x = bq.dequantize('f16', ga.tensorBytes(NAME));
 const hex = (/** @type {Uint8Array} */ u) => Buffer.from(u).toString('hex');
+// An importance matrix for the tensor (llama-imatrix's GGUF layout) and its weights as the
+// package reads them.
+const imat = imatrixGGUF([
+  { name: NAME, ne0: 256, sums: Float32Array.from({ length: 256 }, (_, j) => 1 + ((j * 5) % 17) ** 2), counts: [2] },
+]).bytes;
+const [imatW] = /** @type {Float32Array[]} */ ((await readImatrix(imat)).weightsFor(NAME, 256));
 const blockOf = (/** @type {string} */ f, /** @type {Uint8Array} */ q, /** @type {number} */ b) => {
   const n = { q4_0: 18, q5_1: 24, iq4_nl: 18, nvfp4: 36, q4_K: 144 }[f] ?? 0;
   return q.subarray(b * n, (b + 1) * n);
@@ -78,6 +85,23 @@ for (const [width, height] of [
         const plain = blockOf(fmt, bq.quantize(fmt, row, { rowLength: 256 }), inRow);
         const weighted = blockOf(fmt, bq.quantize(fmt, row, { rowLength: 256, imatrix: row.map((v) => v * v) }), inRow);
         assert.deepEqual(sides, [hex(plain), hex(weighted)], fmt);
+        // With the imatrix file: its weights for this tensor.
+        await page.setInputFiles('[data-testid=encode-imatrix]', {
+          name: 'imatrix.gguf',
+          mimeType: 'application/octet-stream',
+          buffer: Buffer.from(imat),
+        });
+        await page.waitForFunction(() =>
+          /imatrix\.gguf/.test(document.querySelector('[data-testid=encode-weighted]')?.textContent ?? ''),
+        );
+        const withFile = await page.$$eval('[data-testid=encode-side]', (l) =>
+          l.map((e) => e.getAttribute('data-bytes')),
+        );
+        assert.deepEqual(
+          withFile,
+          [hex(plain), hex(blockOf(fmt, bq.quantize(fmt, row, { rowLength: 256, imatrix: imatW }), inRow))],
+          `${fmt} with the file`,
+        );
         if (fmt === 'nvfp4')
           assert.match((await page.textContent('[data-testid=encode-weighted-note]')) ?? '', /ignores weights/);
 
