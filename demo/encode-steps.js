@@ -1,7 +1,8 @@
 // The encoder, taught: for one block's original values, each step ggml's quantizer takes to its
 // bytes, with this block's numbers (the largest value, d and m, each value's code, the fifth bit
 // into qh, NVFP4's UE4M3 sub-block scales, IQ4_NL's table search over seven trial scales, Q4_K's
-// and Q5_K's per-sub-block scale and min search and their 6-bit packing into 12 bytes). The
+// and Q5_K's per-sub-block scale and min search and their 6-bit packing into 12 bytes, Q6_K's
+// signed 8-bit sub-block scales). The
 // arithmetic is float32 as ggml's C does it (Math.fround after each operation), so the bytes
 // made here equal bq.quantize's (tests/encode-steps.test.js checks them on random and edge
 // blocks); the page shows them beside the block's real bytes. No DOM.
@@ -51,7 +52,7 @@ export const FP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
  */
 
 /** The formats encode teaches (the rest show their decode only). */
-export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'iq4_nl', 'nvfp4'];
+export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'q6_K', 'iq4_nl', 'nvfp4'];
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
 function signedMax(x) {
@@ -93,6 +94,7 @@ export function encode(format, x, o = {}) {
     q5_1: 32,
     q4_K: 256,
     q5_K: 256,
+    q6_K: 256,
     iq4_nl: 32,
     nvfp4: 64,
   })[format];
@@ -103,6 +105,7 @@ export function encode(format, x, o = {}) {
   if (format === 'q4_1' || format === 'q5_1') return minMax(format, x);
   if (format === 'iq4_nl') return iq4nl(x, o.imatrix);
   if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
+  if (format === 'q6_K') return q6K(x);
   return nvfp4(x);
 }
 
@@ -538,4 +541,100 @@ function kQuant(fmt, x) {
       : 'qs: per 64 values, byte j holds codes j (low nibble) and j + 32 (high nibble)',
   );
   return { format: fmt, bytes, codes: L, fields: { d, dmin, sc, m: mq }, steps };
+}
+
+/**
+ * ggml's make_qx_quants with rmse_type 1 (weights x²) and no imatrix: a signed scale for one
+ * sub-block with codes -nmax … nmax - 1, refined over 18 trial scales -(nmax + 0.1 · is) / max.
+ * @param {Float32Array} x @param {number} nmax
+ */
+function qx(x, nmax) {
+  const n = x.length;
+  const L = new Array(n).fill(0);
+  const { amax, max } = signedMax(x);
+  if (amax < 1e-15) return { scale: 0, L, chosen: null };
+  const w = Array.from(x, (v) => f(v * v));
+  /** @param {number} iscale */
+  const fit = (iscale) => {
+    let sumlx = 0,
+      suml2 = 0;
+    const ls = [];
+    for (let i = 0; i < n; i++) {
+      const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[i]))));
+      ls.push(l + nmax);
+      sumlx = f(sumlx + f(f(w[i] * x[i]) * l));
+      suml2 = f(suml2 + f(f(w[i] * l) * l));
+    }
+    return { sumlx, suml2, ls };
+  };
+  const first = fit(f(-nmax / max));
+  first.ls.forEach((l, i) => (L[i] = l));
+  let scale = first.suml2 ? f(first.sumlx / first.suml2) : 0;
+  let best = f(scale * first.sumlx);
+  /** @type {number | null} */
+  let chosen = null;
+  for (let is = -9; is <= 9; is++) {
+    if (is === 0) continue;
+    const t = fit(f(-f(nmax + f(f(0.1) * is)) / max));
+    if (t.suml2 > 0 && f(t.sumlx * t.sumlx) > f(best * t.suml2)) {
+      t.ls.forEach((l, i) => (L[i] = l));
+      scale = f(t.sumlx / t.suml2);
+      best = f(scale * t.sumlx);
+      chosen = is;
+    }
+  }
+  return { scale, L, chosen };
+}
+
+/** Q6_K: 16 sub-blocks of 16 with signed 8-bit scales against d; 6-bit codes in ql and qh. @param {Float32Array} x @returns {Encoded} */
+function q6K(x) {
+  const L = new Array(256).fill(0);
+  /** @type {number[]} */
+  const scales = [];
+  let maxScale = 0,
+    maxAbs = 0;
+  const trials = [];
+  for (let ib = 0; ib < 16; ib++) {
+    const r = qx(x.subarray(16 * ib, 16 * ib + 16), 32);
+    scales.push(r.scale);
+    r.L.forEach((l, i) => (L[16 * ib + i] = l));
+    if (Math.abs(r.scale) > maxAbs) ((maxAbs = Math.abs(r.scale)), (maxScale = r.scale));
+    trials.push(`${ib}: ${num(r.scale)}${r.chosen === null ? '' : ` (trial ${r.chosen})`}`);
+  }
+  const bytes = new Uint8Array(210);
+  const steps = [
+    `per sub-block of 16: the scale of weighted least squares (weights x²), the best of 19 trial scales -(32 + 0.1 · t) / max: ${trials.join('; ')}`,
+  ];
+  if (maxAbs < 1e-15) {
+    steps.push(
+      'every scale is 0: an all-zero block, d = 0',
+      'ggml writes the whole block as zero bytes (codes, scales and d)',
+    );
+    return { format: 'q6_K', bytes, codes: new Array(256).fill(0), fields: { d: 0 }, steps };
+  }
+  const iscale = f(-128 / maxScale);
+  const hd = toHalf(f(1 / iscale));
+  const d = fromHalf(hd);
+  const sc = scales.map((s) => Math.min(127, nearestInt(f(iscale * s))));
+  for (let j = 0; j < 16; j++) {
+    const dj = f(d * sc[j]);
+    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(-32, Math.min(31, nearestInt(f(x[16 * j + i] / dj)))) + 32;
+  }
+  for (let j = 0, h = 0; j < 256; j += 128, h++)
+    for (let l = 0; l < 32; l++) {
+      bytes[64 * h + l] = (L[j + l] & 15) | ((L[j + l + 64] & 15) << 4);
+      bytes[64 * h + l + 32] = (L[j + l + 32] & 15) | ((L[j + l + 96] & 15) << 4);
+      bytes[128 + 32 * h + l] =
+        (L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) | ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6);
+    }
+  sc.forEach((v, j) => (bytes[192 + j] = v & 255));
+  putHalf(bytes, 208, hd);
+  steps.push(
+    `the scale of largest |scale|: ${num(maxScale)}; d = -${num(maxScale)} / -128 = ${num(f(1 / iscale))} → fp16 ${hex16(hd)} = ${num(d)}`,
+    `8-bit signed sub-block scales sc_j = min(127, round(-128 / ${num(maxScale)} · scale_j)) = ${sc.join(', ')}`,
+    `codes q = round(x / (d · sc_j)) clamped to -32 … 31, stored + 32; e.g. element 0: round(${num(x[0])} / ${num(f(d * sc[0]))}) + 32 = ${L[0]}`,
+    'ql: the low 4 bits (per 128 values, byte l holds codes l and l + 64, byte l + 32 codes l + 32 and l + 96); qh: the top 2 bits of four codes per byte',
+  );
+  return { format: 'q6_K', bytes, codes: L, fields: { d, sc }, steps };
 }

@@ -1,5 +1,5 @@
 // The block inspector's encode part in headless Chromium at 1280x800 and 800x900: for a float
-// tensor's block in Q4_0, Q5_1, IQ4_NL, NVFP4 and Q4_K the bytes its steps make are bq.quantize's bytes
+// tensor's block in Q4_0, Q5_1, IQ4_NL, NVFP4, Q4_K and Q6_K the bytes its steps make are bq.quantize's bytes
 // of the block's original values (computed here in Node), the Q4_0 codes are the nibbles of those
 // bytes, and "without and with weights" shows the bytes of the row quantized here without and
 // with x² as the importance weights; the part lies inside the inspector without overlapping its
@@ -25,7 +25,7 @@ const imat = imatrixGGUF([
 ]).bytes;
 const [imatW] = /** @type {Float32Array[]} */ ((await readImatrix(imat)).weightsFor(NAME, 256));
 const blockOf = (/** @type {string} */ f, /** @type {Uint8Array} */ q, /** @type {number} */ b) => {
-  const n = { q4_0: 18, q5_1: 24, iq4_nl: 18, nvfp4: 36, q4_K: 144 }[f] ?? 0;
+  const n = { q4_0: 18, q5_1: 24, iq4_nl: 18, nvfp4: 36, q4_K: 144, q6_K: 210 }[f] ?? 0;
   return q.subarray(b * n, (b + 1) * n);
 };
 
@@ -54,6 +54,7 @@ for (const [width, height] of [
         ['iq4_nl', 100],
         ['nvfp4', 3],
         ['q4_K', 30],
+        ['q6_K', 10],
       ])) {
         await page.goto(`${b.base}?backend=${BACKEND}&url=fx/a.gguf&tensor=${NAME}&format=${fmt}&block=${block}`);
         await inspected(page, fmt, 60000);
@@ -78,7 +79,7 @@ for (const [width, height] of [
         await page.click('[data-testid=encode-weights]');
         await page.waitForSelector('[data-testid=encode-side][data-side=weighted]');
         const sides = await page.$$eval('[data-testid=encode-side]', (l) => l.map((e) => e.getAttribute('data-bytes')));
-        const B = { nvfp4: 64, q4_K: 256 }[fmt] ?? 32;
+        const B = { nvfp4: 64, q4_K: 256, q6_K: 256 }[fmt] ?? 32;
         const r = Math.floor((block * B) / 256);
         const row = x.subarray(r * 256, (r + 1) * 256);
         const inRow = block - r * (256 / B);

@@ -1,6 +1,6 @@
 // demo/encode-steps.js teaches each encoder step with a block's own numbers; the bytes it builds
 // from them must be bq.quantize's bytes (ggml's, checked against libggml elsewhere), on seeded
-// random blocks and on edge blocks (Q4_K and Q5_K with their whole scale search) (zeros, ties of |max|, negative max, tiny and huge values).
+// random blocks and on edge blocks (the K-quants with their whole scale searches) (zeros, ties of |max|, negative max, tiny and huge values).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { codec, rng, SEED } from './lib/helpers.js';
@@ -73,6 +73,6 @@ test('blockError: RMSE, max and weighted mean square', () => {
   assert.equal(e.rmse, Math.sqrt((0.25 + 1) / 4));
   assert.equal(e.maxAbs, 1);
   assert.equal(e.weighted, (0.25 + 2) / 4);
-  assert.throws(() => encode('q6_K', new Float32Array(256)), TypeError);
+  assert.throws(() => encode('q2_K', new Float32Array(256)), TypeError);
   assert.throws(() => encode('q4_0', new Float32Array(31)), RangeError);
 });
