@@ -5,12 +5,15 @@
 // files' bytes, the mismatched tensors listed, the link (compare=) restored after a reload, a
 // cancel leaves nothing, and the panel's parts do not overlap (element boxes) nor leave the window.
 import { test } from 'node:test';
+import { mkdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { parseGGUF, quantizeModel, typeInfo } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo, ready } from './lib/browser.js';
 import { compareModels } from './lib/compare-fixture.js';
 import { imatrixGGUF } from './lib/imatrix-files.js';
+
+mkdirSync(new URL('./artifacts/', import.meta.url), { recursive: true });
 
 const bq = await codec();
 const { a: aBytes, b: bBytes } = compareModels(bq);

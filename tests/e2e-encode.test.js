@@ -5,9 +5,12 @@
 // with x² as the importance weights; the part lies inside the inspector without overlapping its
 // neighbours (element boxes).
 import { test } from 'node:test';
+import { mkdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { parseGGUF, readImatrix } from '../js/node.js';
 import { imatrixGGUF } from './lib/imatrix-files.js';
+
+mkdirSync(new URL('./artifacts/', import.meta.url), { recursive: true });
 import { BACKEND, codec } from './lib/helpers.js';
 import { launchDemo, inspected } from './lib/browser.js';
 import { compareModels } from './lib/compare-fixture.js';
