@@ -3,12 +3,13 @@
 // (compare=, both served here with Range), reads the table, opens a tensor's heatmap and the A/B
 // blocks under a cell, measures the panel's boxes in a 1280x800 and an 800x900 frame, then opens
 // a block in the inspector and reads its encode part; it POSTs all of it to this test's server,
-// which checks it against its own loops and bq.quantize in Node.
+// which checks it against its own loops and bq.quantize in Node; last, compare=quantize:Q4_0
+// (A quantized in memory) against quantizeModel's file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createDemoServer } from '../demo/server.js';
-import { parseGGUF, typeInfo } from '../js/node.js';
+import { parseGGUF, quantizeModel, typeInfo } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
 import { firefoxResult } from './lib/browser.js';
 import { compareModels } from './lib/compare-fixture.js';
@@ -17,6 +18,10 @@ const bq = await codec();
 const { a: aBytes, b: bBytes } = compareModels(bq);
 const ga = parseGGUF(aBytes),
   gb = parseGGUF(bBytes);
+/** @type {Uint8Array[]} */
+const parts = [];
+await quantizeModel(aBytes, (/** @type {Uint8Array} */ c) => void parts.push(c.slice()), { ftype: 'Q4_0' });
+const gq = parseGGUF(new Uint8Array(Buffer.concat(parts)));
 const TENSOR = 'blk.1.attn_k.weight';
 const ENC = 'blk.0.attn_q.weight';
 
@@ -68,18 +73,22 @@ try {
   doc2.querySelector('[data-testid=encode-weights]').click();
   await until(() => doc2.querySelector('[data-testid=encode-side][data-side=weighted]'), 'the weighted block');
   const sides = [...doc2.querySelectorAll('[data-testid=encode-side]')].map((e) => e.dataset.bytes);
-  await post({ ok: true, ua: navigator.userAgent, rows, mismatched, W, H, blocks, wide, narrow, vw1, vw2, link, enc, sides });
+  frame.src = '/demo/?backend=${BACKEND}&url=fx/a.gguf&compare=quantize:Q4_0';
+  const doc3 = await until(() => { const d = frame.contentDocument;
+    return d && d !== doc2 && d.querySelector('#compare')?.dataset.state === 'done' && d; }, 'the in-memory compare');
+  const qrows = [...doc3.querySelectorAll('[data-testid=cmp-row]')].map((r) => ({ ...r.dataset }));
+  await post({ ok: true, ua: navigator.userAgent, rows, mismatched, W, H, blocks, wide, narrow, vw1, vw2, link, enc, sides, qrows });
 } catch (e) {
   await post({ ok: false, error: String(e && e.stack || e) });
 }
 </script>`;
 
 /** The error of B against A as this test computes it. @param {string} name */
-function expected(name) {
+function expected(name, g2 = gb) {
   const t1 = /** @type {any} */ (ga.tensors.find((t) => t.name === name));
-  const t2 = /** @type {any} */ (gb.tensors.find((t) => t.name === name));
+  const t2 = /** @type {any} */ (g2.tensors.find((t) => t.name === name));
   const a = bq.dequantize(t1.type, ga.tensorBytes(name)),
-    b = bq.dequantize(t2.type, gb.tensorBytes(name));
+    b = bq.dequantize(t2.type, g2.tensorBytes(name));
   let se = 0,
     sig = 0,
     max = 0;
@@ -175,6 +184,18 @@ test('Compare with… and the encode part in headless Firefox ESR', { timeout: 3
       else assert.ok(Math.abs(Number(row.snr) - w.snr) <= 2 * 2 ** -46, `${row.name}: ${row.snr} against ${w.snr}`);
     }
     assert.deepEqual(r.mismatched, ['only_in_a.weight', 'reshaped.weight', 'only_in_b.weight']);
+    // compare=quantize:Q4_0: A quantized in memory, the numbers of quantizeModel's file.
+    const converted = gq.tensors.filter((x) => x.type !== ga.tensors.find((y) => y.name === x.name)?.type);
+    assert.deepEqual(
+      r.qrows.map((/** @type {any} */ q) => q.name),
+      converted.map((x) => x.name),
+    );
+    for (const q of r.qrows) {
+      const w = expected(q.name, gq);
+      assert.equal(Number(q.se), w.se, q.name);
+      assert.equal(Number(q.signal), w.sig, q.name);
+      assert.equal(Number(q.rmse), w.rmse, q.name);
+    }
     assert.deepEqual([r.W, r.H], [1, 128]);
     const hex = (/** @type {Uint8Array} */ u) => Buffer.from(u).toString('hex');
     assert.deepEqual(
