@@ -2,7 +2,7 @@
 // here), their axes, hover readout, zoom, colour legend and block marker, and the histograms.
 // Main thread only; nothing here touches more than one screenful of pixels.
 
-import { CLIP, STOPS } from './heatmap.js';
+import { CLIP, STOPS, foldFor } from './heatmap.js';
 
 /**
  * @param {string} tag
@@ -30,7 +30,7 @@ export const fmtNum = (/** @type {number} */ v) =>
  *   lo: number, hi: number, below: number, above: number, log: boolean }} Drawn
  *   (the pixels as an ImageBitmap drawn in the worker, or as RGBA bytes where workers lack OffscreenCanvas)
  * @typedef {{
- *   draw: (view: { zoom: number, cx: number, cy: number, log: boolean }) => Promise<Drawn>,
+ *   draw: (view: { zoom: number, cx: number, cy: number, log: boolean, fold: number }) => Promise<Drawn>,
  *   task: (text: string, fn: () => Promise<void>) => Promise<void>,
  *   inspect: (block: number) => void,
  *   cursor: () => number,
@@ -42,8 +42,17 @@ export const fmtNum = (/** @type {number} */ v) =>
  */
 
 /** The figure on the page now, so a worst-block button can move its marker. */
-/** @type {{ mark: (block: number) => void, release: () => void } | null} */
+/** @type {{ mark: (block: number) => void, release: () => void, box: () => DOMRect | null } | null} */
 let shown = null;
+
+/**
+ * Where the shown heatmap's marked block is on the page (client coordinates), or null when no
+ * heatmap is drawn or the block is outside its window.
+ * @returns {DOMRect | null}
+ */
+export function markerBox() {
+  return shown?.box() ?? null;
+}
 
 /**
  * Moves the shown heatmap's marker to a block (re-centring a zoomed map when the block is outside).
@@ -98,33 +107,48 @@ export function heatmapFigure(g, title, host) {
   let picked = false; // a block was chosen on this map: mark it
   let released = false; // another heatmap replaced this one
   const nBlocks = g.rows * g.blocksPerRow;
-  // The block's first cell and its row, in map cells.
-  const cellOf = (/** @type {number} */ b) => ({
-    c: (b % g.blocksPerRow) * g.cellsPerBlock,
-    r: Math.floor(b / g.blocksPerRow),
-  });
+  // A tall map is wrapped into F columns of R rows (heatmap.js foldFor, foldGrid): display cell
+  // (x, y) is map row floor(x / perRow) · R + y, cell x mod perRow.
+  const F = foldFor(g.rows, g.perRow),
+    R = Math.ceil(g.rows / F);
+  // The block's first cell and its row, in display cells.
+  const cellOf = (/** @type {number} */ b) => {
+    const c = (b % g.blocksPerRow) * g.cellsPerBlock,
+      r = Math.floor(b / g.blocksPerRow);
+    return { c: Math.floor(r / R) * g.perRow + c, r: r % R };
+  };
   const paint = () => {
     if (!d || !pixels) return;
     const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(pixels, 0, 0, d.W * cw, d.H * ch);
+    delete canvas.dataset.marker;
     if (!picked && !host.markerShown()) return;
-    const { c, r } = cellOf(host.cursor());
-    const x0 = Math.floor((c - d.x0) / d.sx),
-      x1 = Math.floor((c + g.cellsPerBlock - 1 - d.x0) / d.sx) + 1,
-      y0 = Math.floor((r - d.y0) / d.sy);
-    if (x1 <= 0 || x0 >= d.W || y0 < 0 || y0 >= d.H) return;
+    const m = markerCells();
+    if (!m) return;
+    const { x0, x1, y0 } = m;
+    // The marked cells in canvas pixels (x, y, width, height): tests measure it against the page.
+    canvas.dataset.marker = `${x0 * cw},${y0 * ch},${(x1 - x0) * cw},${ch}`;
     ctx.lineWidth = 1;
     ctx.strokeStyle = '#fff';
     ctx.strokeRect(x0 * cw - 1.5, y0 * ch - 1.5, (x1 - x0) * cw + 3, ch + 3);
     ctx.strokeStyle = '#000';
     ctx.strokeRect(x0 * cw - 0.5, y0 * ch - 0.5, (x1 - x0) * cw + 1, ch + 1);
   };
+  /** The drawn cells the cursor's block covers (x0 … x1 - 1 in row y0), or null outside the window. */
+  const markerCells = () => {
+    if (!d) return null;
+    const { c, r } = cellOf(host.cursor());
+    const x0 = Math.floor((c - d.x0) / d.sx),
+      x1 = Math.floor((c + g.cellsPerBlock - 1 - d.x0) / d.sx) + 1,
+      y0 = Math.floor((r - d.y0) / d.sy);
+    return x1 <= 0 || x0 >= d.W || y0 < 0 || y0 >= d.H ? null : { x0, x1, y0 };
+  };
   /** Asks the worker for the map around the cursor at the current zoom, then draws it. */
   const load = () =>
     host.task(`drawing ${title}…`, async () => {
       const { c, r } = cellOf(host.cursor());
-      const got = await host.draw({ zoom: host.zoom.level, cx: c, cy: r, log: host.log });
+      const got = await host.draw({ zoom: host.zoom.level, cx: c, cy: r, log: host.log, fold: F });
       if (released) return got.bitmap?.close(); // replaced while the worker drew
       d = got;
       host.zoom.level = got.zoom;
@@ -133,6 +157,7 @@ export function heatmapFigure(g, title, host) {
       canvas.width = got.W * cw;
       canvas.height = got.H * ch;
       canvas.dataset.cells = `${got.W}x${got.H}`;
+      canvas.dataset.fold = String(F);
       canvas.dataset.window = `${got.x0},${got.y0},${got.sx},${got.sy}`;
       canvas.dataset.zoom = String(got.zoom);
       if (pixels && 'close' in pixels) pixels.close(); // the previous bitmap's memory, freed now
@@ -144,9 +169,15 @@ export function heatmapFigure(g, title, host) {
       /** @type {HTMLButtonElement} */ (zoomOut).disabled = got.zoom <= 1;
       /** @type {HTMLButtonElement} */ (zoomIn).disabled = got.sx === 1 && got.sy === 1 && got.W * got.H <= 4;
       const pooled = got.sx > 1 || got.sy > 1;
-      note.textContent = pooled
-        ? `${g.rows} rows × ${g.perRow} cells: each drawn cell is the largest of ${got.sy} row${got.sy > 1 ? 's' : ''} × ${got.sx} cell${got.sx > 1 ? 's' : ''}, so no outlier is dropped; zoom in (+) to see single ${g.per === g.B ? 'blocks' : 'cells'}, click to inspect.`
-        : `${g.rows} rows × ${g.perRow} ${g.per === g.B ? `blocks of ${g.B}` : `cells of ${g.per} values, ${g.cellsPerBlock} per block of ${g.B}`}; click a cell (or focus it and use the arrow keys) to inspect its block.`;
+      const wrapped =
+        F > 1
+          ? `The ${g.rows} rows are wrapped into ${F} columns of ${R} rows (rows 0…${R - 1} on the left, then ${R}…${2 * R - 1}, …) so the map fills the panel. `
+          : '';
+      note.textContent =
+        wrapped +
+        (pooled
+          ? `${g.rows} rows × ${g.perRow} cells: each drawn cell is the largest of ${got.sy} row${got.sy > 1 ? 's' : ''} × ${got.sx} cell${got.sx > 1 ? 's' : ''}, so no outlier is dropped; zoom in (+) to see single ${g.per === g.B ? 'blocks' : 'cells'}, click to inspect.`
+          : `${g.rows} rows × ${g.perRow} ${g.per === g.B ? `blocks of ${g.B}` : `cells of ${g.per} values, ${g.cellsPerBlock} per block of ${g.B}`}; click a cell (or focus it and use the arrow keys) to inspect its block.`);
     });
   // Row and column numbers: five ticks on each axis, at the cells they name.
   const axes = () => {
@@ -157,12 +188,20 @@ export function heatmapFigure(g, title, host) {
         at: (i + 0.5) / n,
         label: String(o + i * s),
       }));
+    // Wrapped: the x ticks name the first row of their column.
+    const xTicks = ticks(dd.W, dd.sx, dd.x0).map((t) =>
+      F > 1 ? { ...t, label: `r${Math.floor(Number(t.label) / g.perRow) * R}` } : t,
+    );
     xAxis.replaceChildren(
-      el('span', { class: 'hm-title', text: g.per === g.B ? 'block in row →' : `cell (${g.per} values) in row →` }),
-      ...ticks(dd.W, dd.sx, dd.x0).map((t) => el('span', { style: `left:${t.at * 100}%`, text: t.label })),
+      el('span', {
+        class: 'hm-title',
+        text:
+          F > 1 ? `${F} columns of ${R} rows →` : g.per === g.B ? 'block in row →' : `cell (${g.per} values) in row →`,
+      }),
+      ...xTicks.map((t) => el('span', { style: `left:${t.at * 100}%`, text: t.label })),
     );
     yAxis.replaceChildren(
-      el('span', { class: 'hm-title', text: 'row ↓' }),
+      el('span', { class: 'hm-title', text: F > 1 ? 'row in column ↓' : 'row ↓' }),
       ...ticks(dd.H, dd.sy, dd.y0).map((t) => el('span', { style: `top:${t.at * 100}%`, text: t.label })),
     );
   };
@@ -190,8 +229,12 @@ export function heatmapFigure(g, title, host) {
     const x = Math.floor(((ev.clientX - rect.left) / rect.width) * d.W),
       y = Math.floor(((ev.clientY - rect.top) / rect.height) * d.H);
     if (x < 0 || y < 0 || x >= d.W || y >= d.H) return null;
-    const c = Math.min(g.perRow - 1, d.x0 + x * d.sx),
-      r = Math.min(g.rows - 1, d.y0 + y * d.sy);
+    const dx = Math.min(F * g.perRow - 1, d.x0 + x * d.sx),
+      dy = Math.min(R - 1, d.y0 + y * d.sy);
+    // Back from display cells to the map's row and cell (unwrapped).
+    const c = dx % g.perRow,
+      r = Math.floor(dx / g.perRow) * R + dy;
+    if (r >= g.rows) return null; // past the last row, in the last column
     return { x, y, c, r, block: r * g.blocksPerRow + Math.floor(c / g.cellsPerBlock) };
   };
   canvas.addEventListener('mousemove', (ev) => {
@@ -255,6 +298,15 @@ export function heatmapFigure(g, title, host) {
   shown?.release();
   shown = {
     mark,
+    box: () => {
+      const m = markerCells();
+      if (!m || !canvas.isConnected || !canvas.width) return null;
+      // The canvas may be drawn smaller than its pixels (max-width: 100%): scale to its box.
+      const rect = canvas.getBoundingClientRect();
+      const kx = rect.width / canvas.width,
+        ky = rect.height / canvas.height;
+      return new DOMRect(rect.left + m.x0 * cw * kx, rect.top + m.y0 * ch * ky, (m.x1 - m.x0) * cw * kx, ch * ky);
+    },
     release: () => {
       released = true;
       if (pixels && 'close' in pixels) pixels.close();

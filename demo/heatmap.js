@@ -18,6 +18,40 @@ export const MAX_CELLS = 384;
 export const CLIP = [0.5, 99.5];
 
 /**
+ * How many columns a map of rows x perRow cells is wrapped into so it fills a panel wider than it
+ * is tall (about 4:3) instead of a strip a few cells wide: 1 (not wrapped) unless the map is more
+ * than 32 times taller than wide (a strip a panel cannot show at a readable width); then about
+ * sqrt(4/3 · rows / perRow).
+ * @param {number} rows
+ * @param {number} perRow
+ */
+export function foldFor(rows, perRow) {
+  if (!(rows > 32 * perRow)) return 1;
+  return Math.max(1, Math.min(rows, Math.round(Math.sqrt(((4 / 3) * rows) / perRow))));
+}
+
+/**
+ * A map wrapped into F columns: row r of the map goes to display row r mod ceil(rows / F), in
+ * column floor(r / ceil(rows / F)) (each column perRow cells wide, left to right). Display cells
+ * past the last row are NaN (drawn grey).
+ * @param {ArrayLike<number>} values rows x perRow, row-major
+ * @param {Grid} g
+ * @param {number} F
+ * @returns {{ values: Float32Array, rows: number, perRow: number }}
+ */
+export function foldGrid(values, g, F) {
+  const R = Math.ceil(g.rows / F),
+    W = F * g.perRow;
+  const out = new Float32Array(R * W).fill(NaN);
+  for (let r = 0; r < g.rows; r++) {
+    const y = r % R,
+      x0 = Math.floor(r / R) * g.perRow;
+    for (let c = 0; c < g.perRow; c++) out[y * W + x0 + c] = values[r * g.perRow + c];
+  }
+  return { values: out, rows: R, perRow: W };
+}
+
+/**
  * The ramp's colour at t (clamped to 0..1); GREY for a non-finite t.
  * @param {number} t
  * @returns {number[]} [r, g, b], 0..255
@@ -45,9 +79,10 @@ export function percentile(sorted, p) {
 
 /**
  * @typedef {{ rows: number, perRow: number }} Grid  a map of rows x perRow cells, row-major
- * @typedef {{ zoom?: number, cx?: number, cy?: number, log?: boolean }} View
+ * @typedef {{ zoom?: number, cx?: number, cy?: number, log?: boolean, fold?: number }} View
  *   zoom: 1, 2, 4, ... (the window shows 1/zoom of each side); cx, cy: the cell to centre on;
- *   log: colour by log10 of the value (cells <= 0 grey)
+ *   log: colour by log10 of the value (cells <= 0 grey); fold: the map wrapped into this many
+ *   columns first (foldGrid; cx, cy are then display cells)
  */
 
 /**

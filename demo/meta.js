@@ -58,13 +58,28 @@ export async function renderMeta(box, call, el) {
   const show = async (r) => {
     if (!r.type.startsWith('array')) {
       const text = await call('metaString', { key: r.key });
+      const shown = r.key.endsWith('chat_template') ? formatTemplate(text) : text;
+      const status = el('span', { class: 'note', 'data-testid': 'meta-copied', role: 'status' });
+      const pre = el('pre', { class: 'template', 'data-testid': 'meta-text', tabindex: '0', text: shown });
+      // Copies the value as stored (not the laid-out text of a one-line template).
+      const copy = el('button', {
+        type: 'button',
+        'data-testid': 'meta-copy',
+        text: 'copy',
+        onclick: async () => {
+          try {
+            await navigator.clipboard.writeText(text);
+            status.textContent = `copied ${text.length} characters`;
+          } catch {
+            // No clipboard access (an insecure origin, a denied permission): select it for Ctrl+C.
+            getSelection()?.selectAllChildren(pre);
+            status.textContent = 'selected: press Ctrl+C (or ⌘C) to copy';
+          }
+        },
+      });
       detail.replaceChildren(
-        el('h4', { text: `${r.key} (${r.length} characters)` }),
-        el('pre', {
-          class: 'template',
-          'data-testid': 'meta-text',
-          text: r.key.endsWith('chat_template') ? formatTemplate(text) : text,
-        }),
+        el('div', { class: 'meta-head' }, el('h4', { text: `${r.key} (${r.length} characters)` }), copy, status),
+        pre,
       );
       return;
     }

@@ -3,6 +3,7 @@
 // length taken from the metadata, editable). Numbers come from the worker (viewer-data.js's
 // overviewOf); the element carries them as data-* attributes for tests.
 import { kvCacheBytes } from './viewer-data.js';
+import { fmtCount } from './numbers.js';
 
 /** @typedef {ReturnType<typeof import('./viewer-data.js').overviewOf> & { shards: number }} Overview */
 
@@ -15,16 +16,8 @@ export const fmtBytes = (/** @type {number} */ n) =>
         ? `${(n / 1024).toFixed(1)} KiB`
         : `${n} B`;
 
-/** A parameter count in words (1.23 B, 45.6 M, 7.8 K). */
-export function fmtParams(/** @type {number} */ n) {
-  return n >= 1e9
-    ? `${(n / 1e9).toFixed(2)} B`
-    : n >= 1e6
-      ? `${(n / 1e6).toFixed(2)} M`
-      : n >= 1e3
-        ? `${(n / 1e3).toFixed(1)} K`
-        : String(n);
-}
+/** A parameter count in words (1.23 B, 45.6 M, 7.8 K): numbers.js. */
+export const fmtParams = fmtCount;
 
 /**
  * Fills `box` with the overview of a model.
@@ -38,6 +31,7 @@ export function renderOverview(box, o, el, label) {
   box.dataset.bytes = String(o.bytes);
   box.dataset.tensors = String(o.tensors);
   box.dataset.bpw = String(o.bitsPerWeight);
+  box.dataset.fileType = o.fileType;
   box.dataset.arch = o.arch;
   box.dataset.shards = String(o.shards);
   const ctxIn = /** @type {HTMLInputElement} */ (
@@ -114,6 +108,9 @@ export function renderOverview(box, o, el, label) {
       el('dd', {
         text: `${o.name || label}${o.arch ? ` (${o.arch})` : ''}${o.shards > 1 ? `, ${o.shards} shards` : ''}`,
       }),
+      ...(o.fileType
+        ? [el('dt', { text: 'file type' }), el('dd', { 'data-testid': 'file-type', text: o.fileType })]
+        : []),
       el('dt', { text: 'parameters' }),
       el('dd', { 'data-testid': 'params', text: `${fmtParams(o.params)} in ${o.tensors} tensors` }),
       el('dt', { text: 'size' }),

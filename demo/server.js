@@ -45,10 +45,17 @@ const MAX_PIPELINED = 64;
 /** Longest request target accepted (bytes, query included): far above any path in the repo. */
 const MAX_URL = 2048;
 
-/** Headers on every answer: cross-origin isolation for the page, no caching, no sniffing. */
+/**
+ * Headers on every answer: cross-origin isolation for the page, no caching, no sniffing. COEP is
+ * credentialless, not require-corp: the page stays crossOriginIsolated (Chromium, Firefox), and a
+ * no-cors request to another origin (sent without credentials) still gets its answer, which is how
+ * the page tells a server without CORS from one that does not answer (url-errors.js). A browser
+ * without credentialless (Safari) runs the page without isolation: the Quantize panel then offers
+ * one thread (quantize-tab.js), everything else is the same.
+ */
 const BASE = {
   'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Embedder-Policy': 'credentialless',
   'Cross-Origin-Resource-Policy': 'same-origin',
   'X-Content-Type-Options': 'nosniff',
   'Cache-Control': 'no-store',

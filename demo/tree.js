@@ -3,12 +3,19 @@
 // group or go to its group, Enter/Space to analyse a tensor, and a visible focus ring (style.css).
 // Rows of collapsed groups are not in the DOM, so a 291-tensor model shows ~35 rows until opened.
 import { layerOf } from './viewer-data.js';
-import { fmtBytes } from './overview.js';
+import { fmtCount } from './numbers.js';
 
 /** @typedef {{ name: string, typeName: string, dims: number[], byteLength: number | null, nElements: number, unsupported?: string }} Row */
 
-/** A size for the list: '?' for a tensor of an unknown type (no known size). */
-const sizeText = (/** @type {number | null} */ n) => (n === null ? '?' : fmtBytes(n));
+/** A size for the list, in 3 digits (128 KiB, 1.23 GiB); '?' for a tensor of an unknown type (no known size). */
+const sizeText = (/** @type {number | null} */ n) => (n === null ? '?' : shortBytes(n));
+/** @param {number} n */
+function shortBytes(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let u = 0;
+  while (n >= 1024 && u < units.length - 1) ((n /= 1024), u++);
+  return `${u ? Number(n.toPrecision(3)) : n} ${units[u]}`;
+}
 
 /** Groups expanded at first when a file has at most this many tensors. */
 const OPEN_ALL = 64;
@@ -71,9 +78,9 @@ export function tensorTree(table, onSelect) {
         });
         tr.append(
           cell(`${expanded ? '▾' : '▸'} ${g.layer < 0 ? 'not in a layer' : k}`, 'name'),
-          cell(`${g.items.length} tensors`, 'nowrap'),
-          cell(`${(params / 1e6).toFixed(2)} M`, 'num nowrap'),
-          cell(fmtBytes(bytes), 'num nowrap'),
+          cell(`${g.items.length} tensors`, 'shape'),
+          cell(fmtCount(params), 'num nowrap'),
+          cell(sizeText(bytes), 'num nowrap'),
         );
         out.push(tr);
       }
@@ -91,7 +98,7 @@ export function tensorTree(table, onSelect) {
         tr.append(
           cell(g.layer >= 0 && !single ? t.name.slice(k.length + 1) : t.name, 'name', t.name),
           cell(t.unsupported ? `${t.typeName} ⊘` : t.typeName, 'nowrap'),
-          cell(`[${t.dims.join(', ')}]`, 'nowrap'),
+          cell(`[${t.dims.join(', ')}]`, 'shape'),
           cell(sizeText(t.byteLength), 'num nowrap'),
         );
         out.push(tr);
@@ -118,7 +125,10 @@ export function tensorTree(table, onSelect) {
     const td = document.createElement('td');
     td.setAttribute('role', 'gridcell');
     td.className = cls;
-    td.textContent = text;
+    if (cls === 'name') {
+      // Break opportunities after each '.' and '_' (a <wbr>, so the text stays the name).
+      for (const part of text.split(/(?<=[._])/)) td.append(part, document.createElement('wbr'));
+    } else td.textContent = text;
     if (title) td.title = title;
     return td;
   }

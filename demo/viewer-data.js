@@ -3,6 +3,8 @@
 // the vocabulary and its search, layer grouping of tensor names, and split-model shard names.
 // Used by the worker (viewer-ops.js) and checked in Node (tests/viewer-data.test.js).
 import { tensorTypeName } from '../js/index.js';
+import { shortestF32 } from './numbers.js';
+import { ftypeName } from '../js/model/ftypes.js';
 
 /** GGUF value type names by id (the spec's names). */
 export const VALUE_TYPES = [
@@ -35,6 +37,33 @@ function num(/** @type {unknown} */ v) {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   return undefined;
+}
+
+/**
+ * general.file_type for people: its llama-quantize name (15, MOSTLY_Q4_K_M, is 'Q4_K_M'), the
+ * number for an id llama.h does not list, '' when absent.
+ * @param {unknown} v
+ */
+export function fileTypeOf(v) {
+  if (v === undefined) return '';
+  return ftypeName(v) ?? `file type ${String(v)}`;
+}
+
+/** ggml_n_dims: the dimensions up to the last one longer than 1 (at least 1). */
+const nDims = (/** @type {number[]} */ dims) => Math.max(1, ...dims.map((n, d) => (n > 1 ? d + 1 : 0)));
+
+/**
+ * The tensor a model opens on: the first 2-D (or more) weight the page can analyse, in file order
+ * (not a 1-D norm); else the first it can analyse at all; else null.
+ * @param {{ name: string, dims: number[], unsupported?: string }[]} tensors
+ * @returns {string | null}
+ */
+export function firstTensor(tensors) {
+  const ok = tensors.filter((t) => !t.unsupported);
+  return (
+    (ok.find((t) => nDims(t.dims) >= 2 && t.name.endsWith('weight')) ?? ok.find((t) => nDims(t.dims) >= 2) ?? ok[0])
+      ?.name ?? null
+  );
 }
 
 /**
@@ -75,6 +104,7 @@ export function overviewOf(g) {
   return {
     arch,
     name: typeof meta.get('general.name') === 'string' ? String(meta.get('general.name')) : '',
+    fileType: fileTypeOf(meta.get('general.file_type')),
     tensors: g.tensors.length,
     params,
     bytes,
@@ -156,8 +186,17 @@ export function kvCacheBytes(kv, nCtx, bytesPerElement = 2) {
 /** Longest string preview in a metadata row. */
 const PREVIEW = 160;
 
-/** A value for display: strings quoted with control characters escaped, bigints as integers. */
-export function showValue(/** @type {unknown} */ v) {
+/** GGUF's f32 value type id: its values show as the shortest decimal that reads back as that float32. */
+const F32 = 6;
+
+/**
+ * A value for display: strings quoted with control characters escaped, bigints as integers, f32
+ * values (type 6) by their shortest float32 round-trip (1e-5, not 0.000009999999747378752).
+ * @param {unknown} v
+ * @param {number} [type] its GGUF value type (the item type for an array's items)
+ */
+export function showValue(v, type) {
+  if (typeof v === 'number' && type === F32) return shortestF32(v);
   if (typeof v === 'string')
     return JSON.stringify(v.length > PREVIEW ? v.slice(0, PREVIEW) : v) + (v.length > PREVIEW ? '…' : '');
   if (typeof v === 'bigint') return String(v);
@@ -179,8 +218,8 @@ export function metaRows(kv, query = '') {
     const a = /** @type {ArrayLike<unknown>} */ (e.value);
     const type = list ? `array<${VALUE_TYPES[e.itemType ?? -1] ?? 'array'}>` : (VALUE_TYPES[e.type] ?? '?');
     const preview = list
-      ? `[${Array.from({ length: Math.min(a.length, 8) }, (_, i) => (isList(a[i]) ? '[…]' : showValue(a[i]))).join(', ')}${a.length > 8 ? ', …' : ''}]`
-      : showValue(e.value);
+      ? `[${Array.from({ length: Math.min(a.length, 8) }, (_, i) => (isList(a[i]) ? '[…]' : showValue(a[i], e.itemType))).join(', ')}${a.length > 8 ? ', …' : ''}]`
+      : showValue(e.value, e.type);
     const length = list ? a.length : typeof e.value === 'string' ? e.value.length : null;
     return { key: e.key, type, length, preview, long: typeof e.value === 'string' && e.value.length > PREVIEW };
   });
@@ -204,7 +243,7 @@ export function metaArrayPage(kv, key, offset, count) {
   const items = [];
   for (let i = from; i < to; i++) {
     const x = a[i];
-    items.push(isList(x) ? `[${x.length} items]` : showValue(x));
+    items.push(isList(x) ? `[${x.length} items]` : showValue(x, e.itemType));
   }
   return { key, length: a.length, offset: from, items };
 }

@@ -4,6 +4,7 @@
 import { renderOverview, fmtBytes, fmtParams } from './overview.js';
 import { renderMeta } from './meta.js';
 import { renderVocab } from './vocab.js';
+import { closeInspector } from './inspector.js';
 
 const $ = (/** @type {string} */ s) => /** @type {HTMLElement} */ (document.querySelector(s));
 
@@ -50,10 +51,13 @@ export async function viewerOpened(call, el, label) {
   const o = await call('overview');
   renderOverview($('#overview'), o, el, label);
   $('#model-line').textContent =
-    `${o.name || label}${o.arch ? ` (${o.arch})` : ''}: ${fmtParams(o.params)} parameters, ` +
+    `${o.name || label}${o.arch ? ` (${o.arch})` : ''}${o.fileType ? `, ${o.fileType}` : ''}: ${fmtParams(o.params)} parameters, ` +
     `${fmtBytes(o.bytes)}, ${o.bitsPerWeight.toFixed(2)} bits/weight${o.shards > 1 ? `, ${o.shards} shards` : ''}`;
   await renderMeta($('#metadata'), call, el);
   await renderVocab($('#vocab'), call, el);
+  // A model opens on its overview, expanded (the tab closes it again).
+  const tab = /** @type {HTMLElement} */ (document.querySelector('#tab-overview'));
+  if (tab.getAttribute('aria-expanded') !== 'true') choose(tab);
 }
 
 /** Empties the panels (no file is open). */
@@ -68,10 +72,8 @@ export function viewerClosed() {
 }
 
 // At narrow widths the block inspector is a sheet over the bottom of the window (style.css):
-// Escape closes it and gives the keyboard back to the heatmap.
+// Escape closes it (as its close button does) and gives the keyboard back to the heatmap.
 document.addEventListener('keydown', (ev) => {
-  const ins = $('#inspector');
-  if (ev.key !== 'Escape' || ins.hidden || !matchMedia('(max-width: 1100px)').matches) return;
-  ins.hidden = true;
-  /** @type {HTMLElement | null} */ (document.querySelector('[data-testid=heatmap]'))?.focus();
+  if (ev.key !== 'Escape' || $('#inspector').hidden || !matchMedia('(max-width: 1100px)').matches) return;
+  closeInspector();
 });

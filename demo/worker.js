@@ -9,8 +9,9 @@ import { decodeBlock, decodeParts, gridOf, partsInfo, scalarFields } from './lay
 import { gridTables } from './grids.js';
 import { viewerOps } from './viewer-ops.js';
 import { VALUE_TYPES, valuesSummary } from './values-view.js';
-import { renderHeatmap, sharedHistograms } from './heatmap.js';
+import { renderHeatmap, sharedHistograms, foldGrid } from './heatmap.js';
 import { originalOf } from './formula.js';
+import { explainOpenError, FULL_DOWNLOAD_LIMIT } from './url-errors.js';
 import { encodeOps } from './encode-ops.js';
 
 // ---- the messages (app.js sends { id, op, ...args } and reads the result) ----
@@ -20,12 +21,15 @@ import { encodeOps } from './encode-ops.js';
  * @typedef {string | File | (string | File)[]} Source  what the page opens: a URL or a picked file,
  *   or a list of them (a split model's shards)
  *
- * @typedef {{ source: Source }} OpenArgs
+ * @typedef {{ source: Source, full?: boolean }} OpenArgs  full: download a URL whole (its server
+ *   cannot be read in pieces), up to FULL_DOWNLOAD_LIMIT bytes
  * @typedef {{ name: string, type: number, typeName: string, dims: number[], nElements: number,
  *   byteLength: number | null, unsupported: string }} TensorRow  unsupported: why it cannot be
  *   analysed, or ''; byteLength null: a type id blockquant does not know (typeName 'unknown(N)')
  * @typedef {{ backend: string, version: number, alignment: number, littleEndian: boolean,
- *   kv: { key: string, text: string }[], tensors: TensorRow[] }} OpenResult
+ *   truncated: { size: number, expected: number } | null,
+ *   kv: { key: string, text: string }[], tensors: TensorRow[] }} OpenResult  truncated: the file's
+ *   data is cut short (size bytes of expected)
  *
  * @typedef {{ name: string }} AnalyzeArgs
  * @typedef {{ rows: number, totalRows: number, rowLen: number }} Geometry  the rows analysed
@@ -59,7 +63,8 @@ import { encodeOps } from './encode-ops.js';
  * @typedef {{ open: { args: OpenArgs, result: OpenResult }, analyze: { args: AnalyzeArgs, result: AnalyzeResult },
  *   heatmap: { args: HeatmapArgs, result: HeatmapResult }, block: { args: BlockArgs, result: BlockResult } }} Ops
  * @typedef {{ id: number, op: string } & Record<string, unknown>} Request
- * @typedef {{ id: number, ok: true, result: unknown } | { id: number, ok: false, error: string, code: unknown }} Reply
+ * @typedef {{ id: number, ok: true, result: unknown } | { id: number, ok: false, error: string, code: unknown,
+ *   detail?: unknown }} Reply  detail: what the page is told beside the message (url-errors.js)
  */
 
 /** @type {Set<number>} */
@@ -93,11 +98,14 @@ async function checkpoint(/** @type {number} */ gen) {
 
 /**
  * Why the demo cannot analyse a tensor of this type and shape, or '' when it can.
- * @param {{ type: number, dims: number[], unreadable?: { message: string } }} t
+ * @param {{ type: number, dims: number[], unreadable?: { message: string },
+ *   missing?: { from: number, to: number, of: number } }} t
  */
 function unsupported(t) {
   // An unknown type id, or Q2_0 in its pre-release layout: the reader says why.
   if (t.unreadable) return t.unreadable.message;
+  // A partial file (a download cut short): the tensor is listed, its bytes are not all there.
+  if (t.missing) return `data missing: bytes ${t.missing.from}..${t.missing.to} of ${t.missing.of}`;
   const info = typeInfo(t.type);
   if (VALUE_TYPES.has(t.type)) return ''; // integer and F64 values, shown as values
   if (!info.dequantize) return `blockquant has no decoder for ${info.name} tensors`;
@@ -133,15 +141,26 @@ function worst(/** @type {ArrayLike<number>} */ v, k = WORST) {
 
 const ops = {
   /** @param {OpenArgs} args @returns {Promise<OpenResult>} */
-  async open({ source }) {
+  async open({ source, full }) {
     const bq = await bqPromise;
     // Forget the previous file first: after a failure nothing of it is left to disagree with the page.
     file = null;
     current = null;
-    const f = await openGGUF(source);
+    // A file whose data is cut short (a partial download) opens: its missing tensors are marked.
+    /** @type {Awaited<ReturnType<typeof openGGUF>>} */
+    let f;
+    try {
+      f = await openGGUF(source, {
+        allowTruncated: true,
+        ...(full ? { allowFullDownload: true, maxBytes: FULL_DOWNLOAD_LIMIT } : {}),
+      });
+    } catch (e) {
+      throw await explainOpenError(e, source);
+    }
     file = f;
     return {
       backend: bq.backend,
+      truncated: f.truncated,
       version: f.version,
       alignment: f.alignment,
       littleEndian: f.littleEndian,
@@ -287,12 +306,20 @@ const ops = {
    * @param {HeatmapArgs} args
    * @returns {Promise<HeatmapResult>}
    */
-  async heatmap({ name, key, zoom, cx, cy, log }) {
+  async heatmap({ name, key, zoom, cx, cy, log, fold }) {
     if (!current || current.name !== name)
       throw new Error(`${name} is not the analysed tensor; choose it in the list again`);
     const m = current.maps.get(key);
     if (!m) throw new Error(`${name} has no heatmap ${key}`);
-    const { rgba, ...drawn } = renderHeatmap(m.values, m, { zoom, cx, cy, log });
+    // A tall map wrapped into columns (heatmap.js foldGrid), kept for the next zoom or pan.
+    const F = Math.max(1, Math.floor(fold ?? 1));
+    let shown = m;
+    if (F > 1) {
+      const k = `${key}@${F}`;
+      shown = current.maps.get(k) ?? foldGrid(m.values, m, F);
+      current.maps.set(k, shown);
+    }
+    const { rgba, ...drawn } = renderHeatmap(shown.values, shown, { zoom, cx, cy, log });
     // The pixels go to the page as an ImageBitmap drawn here (the page only scales it onto its
     // canvas); a browser without OffscreenCanvas in workers gets the RGBA bytes instead.
     if (typeof OffscreenCanvas !== 'function') return { key, rows: m.rows, perRow: m.perRow, ...drawn, rgba };
@@ -437,6 +464,7 @@ self.onmessage = (/** @type {MessageEvent<Request>} */ ev) => {
         ok: false,
         error: message,
         code: typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined,
+        ...(typeof e === 'object' && e !== null && 'detail' in e ? { detail: e.detail } : {}),
       };
       self.postMessage(reply);
     }

@@ -10,7 +10,14 @@ import { typeInfo } from './types.js';
 /** @typedef {import('./gguf-format.js').TensorInfo} TensorInfo */
 /** @typedef {import('./sources.js').ByteSource} ByteSource */
 /** @typedef {import('./sources.js').OpenOptions} OpenOptions */
-/** @typedef {TensorInfo & { littleEndian: boolean }} OpenTensorInfo a tensor and its shard's byte order */
+/**
+ * @typedef {TensorInfo & { littleEndian: boolean, available?: boolean,
+ *   missing?: { from: number, to: number, of: number } }} OpenTensorInfo a tensor and its shard's
+ *   byte order; with allowTruncated, available: whether all its bytes are in the source, and for one
+ *   that is not, missing: the bytes from … to (inclusive, in its file) that are not, of the file's
+ *   declared size
+ * @typedef {OpenOptions & { allowTruncated?: boolean }} OpenGGUFOptions
+ */
 
 /**
  * Byte range of rows [first, first + count) of a tensor (a row is ne0 elements; a tensor has the
@@ -55,14 +62,16 @@ const FIRST_READ = 1 << 20;
  * bytes after it (no byte is read twice; O(log size) reads), up to maxHeaderBytes.
  * @param {ByteSource} src
  * @param {ParseOptions} opt
+ * @param {number} [fileSize] the size the parser checks tensor data against (a truncated file's
+ *   own size is smaller than its header says: allowTruncated passes a larger one)
  */
-async function readHeader(src, opt) {
+async function readHeader(src, opt, fileSize = src.size) {
   const cap = opt.maxHeaderBytes ?? MAX_HEADER;
   let buf = await src.read(0, Math.min(src.size, cap, FIRST_READ));
   for (;;) {
     let need;
     try {
-      return parseHeader(buf, src.size, opt);
+      return { head: parseHeader(buf, fileSize, opt), buf };
     } catch (e) {
       if (!(e instanceof NeedMore)) throw e;
       need = e.end;
@@ -74,6 +83,7 @@ async function readHeader(src, opt) {
         `the header of ${src.name} is larger than ${cap} bytes (maxHeaderBytes)`,
       );
     const len = Math.min(src.size, cap, Math.max(buf.length * 2, need));
+    // Past the source's end: the header itself is cut short (allowTruncated never covers that).
     // The parser only asks for bytes inside the file, so len > buf.length; anything else would loop.
     if (!(len > buf.length))
       throw new GGUFError(
@@ -90,7 +100,7 @@ async function readHeader(src, opt) {
 }
 
 /**
- * @param {OpenOptions} opt
+ * @param {OpenGGUFOptions} opt
  */
 function checkOptions(opt) {
   if (!opt || typeof opt !== 'object') throw new TypeError('openGGUF: options must be an object');
@@ -101,7 +111,26 @@ function checkOptions(opt) {
     if (!Number.isSafeInteger(m) || m < 1)
       throw new RangeError(`openGGUF: maxHeaderBytes must be a positive integer, got ${m}`);
   }
+  if (opt.allowTruncated !== undefined && typeof opt.allowTruncated !== 'boolean')
+    throw new TypeError(`openGGUF: allowTruncated must be a boolean, got ${typeof opt.allowTruncated}`);
   signalOf(opt);
+}
+
+/** The declared end of a header's tensor data: the byte after the last tensor's last byte. */
+const dataEnd = (/** @type {ReturnType<typeof parseHeader>} */ h) =>
+  h.tensors.reduce((a, t) => Math.max(a, h.dataOffset + t.offset + (t.byteLength ?? 0)), h.dataOffset);
+
+/**
+ * The header of a source that may be cut short after its header (allowTruncated): parsed once as
+ * if the file were as long as its tensors say, then again against that length (so a Q2_0 tensor's
+ * layout is settled by the declared data, not by what arrived).
+ * @param {ByteSource} src
+ * @param {ParseOptions} opt
+ */
+async function readTruncatedHeader(src, opt) {
+  const { head, buf } = await readHeader(src, opt, Number.MAX_SAFE_INTEGER);
+  const end = Math.max(src.size, dataEnd(head));
+  return end === Number.MAX_SAFE_INTEGER ? head : parseHeader(buf, end, opt);
 }
 
 /**
@@ -120,7 +149,11 @@ export const CHECKED_READERS = new WeakSet();
  * shards, and readTensor/readRows, which return exactly the bytes asked or throw.
  * @param {unknown} source ArrayBuffer, Uint8Array, Blob/File, URL (HTTP Range), { size, read },
  *   or an array of those for a split model
- * @param {OpenOptions} [options] parse options (maxHeaderBytes, maxDepth, strictUtf8, allowV1);
+ * @param {OpenGGUFOptions} [options] parse options (maxHeaderBytes, maxDepth, strictUtf8, allowV1);
+ *   allowTruncated: open a file whose header is whole but whose data is cut short (a partial
+ *   download): every tensor is listed, each with `available` (all its bytes are in the source),
+ *   the result has `truncated` ({ size, expected } bytes, or null), and reading bytes that are
+ *   missing throws a GGUFError TRUNCATED naming them;
  *   for URLs fetch, headers and allowFullDownload; and signal, an AbortSignal checked before every
  *   read of every source, now and in later readTensor/readRows calls (an abort rejects with its
  *   reason). For a timeout pass `{ signal: AbortSignal.timeout(ms) }`; it then also covers later
@@ -136,7 +169,8 @@ export async function openGGUF(source, options = {}) {
   const srcs = await Promise.all(list.map((s) => toSource(s, options)));
   /** @type {ReturnType<typeof parseHeader>[]} */
   const heads = [];
-  for (const s of srcs) heads.push(await readHeader(s, options));
+  for (const s of srcs)
+    heads.push(options.allowTruncated ? await readTruncatedHeader(s, options) : (await readHeader(s, options)).head);
   const h = heads[0];
   // Each tensor carries its shard's byte order: shards of a split model need not agree.
   /** @type {OpenTensorInfo[]} */
@@ -191,12 +225,38 @@ export async function openGGUF(source, options = {}) {
   }
   const read = (/** @type {TensorInfo} */ t, /** @type {number} */ start, /** @type {number} */ length) => {
     const i = t.shard ?? 0;
-    return srcs[i].read(heads[i].dataOffset + t.offset + start, length);
+    const at = heads[i].dataOffset + t.offset + start;
+    if (at + length > srcs[i].size) {
+      const end = dataEnd(heads[i]);
+      return Promise.reject(
+        new GGUFError(
+          'TRUNCATED',
+          Math.max(at, srcs[i].size),
+          `${t.name}: data missing: bytes ${Math.max(at, srcs[i].size)}..${at + length - 1} of ${end} (${srcs[i].name} ends at byte ${srcs[i].size}, cut short)`,
+        ),
+      );
+    }
+    return srcs[i].read(at, length);
   };
+  /** @type {{ size: number, expected: number } | null} */
+  let truncated = null;
+  if (options.allowTruncated) {
+    for (const t of tensors) {
+      const i = t.shard ?? 0;
+      const at = heads[i].dataOffset + t.offset,
+        end = at + (t.byteLength ?? 0);
+      t.available = end <= srcs[i].size;
+      if (!t.available) t.missing = { from: Math.max(at, srcs[i].size), to: end - 1, of: dataEnd(heads[i]) };
+    }
+    const size = srcs.reduce((a, s) => a + s.size, 0),
+      expected = heads.reduce((a, hd, i) => a + Math.max(srcs[i].size, dataEnd(hd)), 0);
+    if (expected > size) truncated = { size, expected };
+  }
   const g = { ...h, tensors };
   const file = {
     ...g,
     shards: heads.length,
+    truncated,
     /**
      * The bytes of one tensor, read from the source (exactly byteLength bytes, or a GGUFError; a
      * tensor whose type is unknown or in the pre-release Q2_0 layout throws its `unreadable` error).

@@ -14,3 +14,4 @@ export { toLittleEndian } from './byteswap.js';
 /** @typedef {import('./gguf-format.js').Unreadable} Unreadable */
 /** @typedef {import('./sources.js').ByteSource} ByteSource */
 /** @typedef {import('./sources.js').OpenOptions} OpenOptions */
+/** @typedef {import('./gguf-open.js').OpenGGUFOptions} OpenGGUFOptions */

@@ -128,7 +128,7 @@ async function nodeSources(list, opened, ids = /** @type {{ dev: bigint, ino: bi
  * CHANGED). Files opened from paths stay open until close() is called; FileHandles passed in stay
  * the caller's. Options and errors as for openGGUF in js/index.js.
  * @param {unknown} source
- * @param {import('./gguf.js').OpenOptions} [options]
+ * @param {import('./gguf.js').OpenGGUFOptions} [options]
  * @returns {Promise<Awaited<ReturnType<typeof openAny>> & { close: () => Promise<void> }>}
  */
 export async function openGGUF(source, options = {}) {
@@ -158,7 +158,7 @@ export async function openGGUF(source, options = {}) {
  * reads; a file opened from a path is closed before this returns). Options, result and errors as
  * for readImatrix in js/index.js.
  * @param {unknown} source
- * @param {import('./gguf.js').OpenOptions} [options]
+ * @param {import('./gguf.js').OpenGGUFOptions} [options]
  * @returns {ReturnType<typeof readAny>}
  */
 export async function readImatrix(source, options = {}) {

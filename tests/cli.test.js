@@ -54,15 +54,16 @@ test('inspect prints the header, metadata, tensor table and totals', async () =>
   const r = await run('inspect', tiny);
   assert.equal(r.code, 0, r.err);
   // Offsets worked out by hand: 24 bytes of header, 177 of metadata, 136 of tensor infos = 337,
-  // padded to 352; f16 64x8 = 1024 bytes, f32 64 = 256, q8_0 16 blocks x 34 = 544.
+  // padded to 352; f16 64x8 = 1024 bytes, f32 64 = 256, q8_0 16 blocks x 34 = 544; in all 1088
+  // values in 1824 bytes, 8 * 1824 / 1088 = 13.41 bits per weight; file type 1 is llama.h's MOSTLY_F16.
   assert.equal(
     r.out,
     `GGUF v3, little-endian, alignment 32, data at byte 352
-3 metadata entries, 3 tensors
+3 metadata entries, 3 tensors, file type F16
 
 metadata:
   general.name = "tiny"
-  general.file_type = 1
+  general.file_type = 1 (F16)
   tokenizer.ggml.tokens = ["a", "b", "c", "d", "e", ... (7 items)]
 
 tensors:
@@ -75,12 +76,68 @@ totals per type:
   f16      1 tensors, 512 elements, 1024 bytes
   f32      1 tensors, 64 elements, 256 bytes
   q8_0     1 tensors, 512 elements, 544 bytes
+
+totals: 3 tensors, 1088 parameters, 1824 bytes, 13.41 bits/weight
 `,
   );
   const j = JSON.parse((await run('inspect', tiny, '--json')).out);
   assert.equal(j.dataOffset, 352);
   assert.deepEqual(j.tensors[2], { name: 'blk.0.q', type: 'q8_0', dims: [64, 8], offset: 1280, bytes: 544 });
   assert.deepEqual(j.metadata[2].value, ['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+  assert.deepEqual(j.summary, { tensors: 3, parameters: 1088, bytes: 1824, bitsPerWeight: (8 * 1824) / 1088 });
+  assert.equal(j.fileType, 'F16');
+});
+
+test('inspect writes f32 metadata by its shortest float32 decimal', async () => {
+  const f = join(dir, 'eps.gguf');
+  writeFileSync(
+    f,
+    writeGGUF({
+      kv: [
+        { key: 'x.eps', type: 6, value: 1e-5 },
+        { key: 'x.f64', type: 12, value: 1e-5 },
+        { key: 'x.list', type: 9, itemType: 6, value: Float32Array.of(0.1, 1e-6) },
+      ],
+      tensors: [],
+    }),
+  );
+  const r = await run('inspect', f);
+  assert.equal(r.code, 0, r.err);
+  // As a double the f32 1e-5 is 0.000009999999747378752; the shortest decimal that reads back is 1e-5.
+  assert.match(r.out, /^ {2}x\.eps = 1e-5$/m);
+  assert.match(r.out, /^ {2}x\.f64 = 0\.00001$/m);
+  assert.match(r.out, /^ {2}x\.list = \[0\.1, 1e-6\]$/m);
+});
+
+test('dump: rows past the tensor are an error naming its row count', async () => {
+  // blk.0.q is [64, 8]: rows 0 … 7.
+  for (const rows of ['8:10', '40000:40010', '2:9']) {
+    const r = await run('dump', tiny, 'blk.0.q', '--rows', rows);
+    assert.equal(r.code, 1, `${rows}: ${r.out}`);
+    assert.equal(r.out, '');
+    assert.match(r.err, /blk\.0\.q has 8 rows/);
+  }
+  const last = await run('dump', tiny, 'blk.0.q', '--rows', '7:8');
+  assert.equal(last.code, 0, last.err);
+  assert.equal(last.out.trim().split('\n').length, 1);
+});
+
+test('stats: 1-D tensors are one summary line (no infinite SNR); --all and --tensor show them', async () => {
+  const r = await run('stats', tiny, '--as', 'q4_0');
+  assert.equal(r.code, 0, r.err);
+  const lines = r.out.trim().split('\n');
+  // The header, blk.0.w at q8_0, and one line for the 64-value norm.
+  assert.equal(lines.length, 3, r.out);
+  assert.match(lines[1], /^blk\.0\.w +q4_0 /);
+  assert.match(lines[2], /1 1-D float tensor, 64 values, not shown.*--all/);
+  assert.doesNotMatch(r.out, /Infinity/);
+  for (const args of [['--all'], ['--tensor', 'blk.0.norm']]) {
+    const a = await run('stats', tiny, '--as', 'q4_0', ...args);
+    assert.equal(a.code, 0, a.err);
+    // The norm is all ones: Q4_0 holds it exactly (d = 1 / -8 = -0.125, q - 8 = -8), so its SNR is "exact".
+    assert.match(a.out, /^blk\.0\.norm +q4_0 +4\.50 +0\.0000e\+0 +0\.0000e\+0 +exact /m, a.out);
+    assert.doesNotMatch(a.out, /Infinity|not shown/);
+  }
 });
 
 test('dump prints dequantized rows', async () => {

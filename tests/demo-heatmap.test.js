@@ -78,3 +78,16 @@ test('shared histograms: one range, one count axis', () => {
   ]);
   assert.equal(h.maxCount, 3);
 });
+
+test('a tall map is wrapped into columns; every cell lands once, in its row order', async () => {
+  const { foldFor, foldGrid } = await import('../demo/heatmap.js');
+  assert.equal(foldFor(96, 4), 1, 'the sample: 24 times taller than wide stays one strip');
+  assert.equal(foldFor(32000, 3), 119, 'round(sqrt(4/3 · 32000 / 3))');
+  assert.equal(foldFor(3000, 1), 63);
+  // 7 rows of 2 cells in 3 columns of ceil(7 / 3) = 3 rows: row r at (column floor(r / 3), row r mod 3).
+  const v = Float32Array.from({ length: 14 }, (_, i) => i);
+  const f = foldGrid(v, { rows: 7, perRow: 2 }, 3);
+  assert.deepEqual([f.rows, f.perRow], [3, 6]);
+  // Written out: rows 0,1,2 | 3,4,5 | 6,- side by side.
+  assert.deepEqual(Array.from(f.values), [0, 1, 6, 7, 12, 13, 2, 3, 8, 9, NaN, NaN, 4, 5, 10, 11, NaN, NaN]);
+});

@@ -137,7 +137,7 @@ test('serves the allowlist with its MIME types and isolation headers', LIMIT, as
     assert.deepEqual(r.body, Buffer.from(body, 'latin1'), path);
     assert.equal(r.headers['content-length'], String(r.body.length), path);
     assert.equal(r.headers['cross-origin-opener-policy'], 'same-origin', path);
-    assert.equal(r.headers['cross-origin-embedder-policy'], 'require-corp', path);
+    assert.equal(r.headers['cross-origin-embedder-policy'], 'credentialless', path);
     assert.equal(r.headers['cross-origin-resource-policy'], 'same-origin', path);
   }
   const home = await req(port, '/');
@@ -213,7 +213,7 @@ test('Range: a single satisfiable range is 206 with the right bytes', LIMIT, asy
     assert.equal(r.headers['content-range'], `bytes ${a}-${b}/1000`, range);
     assert.equal(r.headers['content-length'], String(b - a + 1), range);
     assert.deepEqual(r.body, DATA.subarray(a, b + 1), range);
-    assert.equal(r.headers['cross-origin-embedder-policy'], 'require-corp', range);
+    assert.equal(r.headers['cross-origin-embedder-policy'], 'credentialless', range);
   }
 });
 

@@ -150,15 +150,56 @@ test('split models: shard names from the first, and openGGUF over the shards see
 });
 
 test('deep links: read and written back, other parameters kept, a bad block ignored', async () => {
-  const { readLink, linkFor } = await import('../demo/links.js');
+  const { readLink, linkFor, sameFiles } = await import('../demo/links.js');
   const base = 'http://h/demo/?backend=scalar';
-  const v = { urls: ['a-00001-of-00002.gguf', 'a-00002-of-00002.gguf'], tensor: 'blk.0.x', format: 'q4_K', block: 7 };
+  const v = {
+    urls: ['a-00001-of-00002.gguf', 'a-00002-of-00002.gguf'],
+    files: [],
+    tensor: 'blk.0.x',
+    format: 'q4_K',
+    scale: 'log',
+    block: 7,
+  };
   const href = linkFor(base, v);
   assert.equal(new URL(href).searchParams.get('backend'), 'scalar');
-  assert.deepEqual(readLink(href), v);
-  assert.equal(readLink('http://h/?tensor=t&block=-1').block, null);
+  assert.deepEqual(readLink(href), { ...v, blockText: '7' });
+  // A bad block is no block, and its text is kept to be reported.
+  assert.deepEqual(
+    [readLink('http://h/?tensor=t&block=-1').block, readLink('http://h/?tensor=t&block=-1').blockText],
+    [null, '-1'],
+  );
   assert.equal(readLink('http://h/?tensor=t&block=1e3').block, null);
   assert.deepEqual(readLink('http://h/?url=').urls, []);
-  // No tensor: no format or block either.
-  assert.equal(linkFor(base, { urls: [], tensor: null, format: 'q4_0', block: 3 }), base);
+  // No tensor: no format or block either; the linear scale (the default) is not written.
+  assert.equal(linkFor(base, { urls: [], files: [], tensor: null, format: 'q4_0', scale: 'linear', block: 3 }), base);
+  // A local file is named by file= (one per shard); a URL wins over a name; other keys are kept.
+  const local = linkFor(`${base}&compare=x.gguf`, {
+    ...v,
+    urls: [],
+    files: ['m-00001-of-00002.gguf', 'm-00002-of-00002.gguf'],
+  });
+  assert.deepEqual(new URL(local).searchParams.getAll('file'), ['m-00001-of-00002.gguf', 'm-00002-of-00002.gguf']);
+  assert.equal(new URL(local).searchParams.get('compare'), 'x.gguf');
+  assert.deepEqual(new URL(linkFor(base, { ...v, files: ['m.gguf'] })).searchParams.getAll('file'), []);
+  assert.equal(sameFiles(['b.gguf', 'a.gguf'], ['a.gguf', 'b.gguf']), true);
+  assert.equal(sameFiles(['a.gguf'], ['a.gguf', 'b.gguf']), false);
+});
+
+test('the first tensor shown: the first 2-D weight, not a 1-D norm; file types by name', async () => {
+  const { firstTensor, fileTypeOf } = await import('../demo/viewer-data.js');
+  const t = (/** @type {string} */ name, /** @type {number[]} */ dims, unsupported = '') => ({
+    name,
+    dims,
+    unsupported,
+  });
+  assert.equal(
+    firstTensor([t('blk.0.attn_norm.weight', [256]), t('rope_freqs', [64, 1]), t('blk.0.attn_q.weight', [256, 256])]),
+    'blk.0.attn_q.weight',
+  );
+  // ggml counts [256, 1] as 1-D; a tensor the page cannot analyse is passed over.
+  assert.equal(firstTensor([t('a.weight', [256, 1]), t('b.weight', [30, 4], 'no'), t('c.bias', [256, 4])]), 'c.bias');
+  assert.equal(firstTensor([t('a.weight', [256])]), 'a.weight');
+  assert.equal(firstTensor([]), null);
+  // llama.h: 15 is LLAMA_FTYPE_MOSTLY_Q4_K_M, 1 MOSTLY_F16, 0 ALL_F32; 4 is a retired id.
+  assert.deepEqual([15, 1, 0, 4, undefined].map(fileTypeOf), ['Q4_K_M', 'F16', 'F32', 'file type 4', '']);
 });

@@ -61,6 +61,17 @@ export const FTYPES = Object.freeze(
   ),
 );
 
+/**
+ * The name of a general.file_type value as llama-quantize prints it without llama.h's MOSTLY_
+ * prefix (15, LLAMA_FTYPE_MOSTLY_Q4_K_M, is 'Q4_K_M'), or null for an id llama.h does not list.
+ * @param {unknown} id
+ * @returns {string | null}
+ */
+export function ftypeName(id) {
+  const n = typeof id === 'bigint' ? Number(id) : id;
+  return Object.values(FTYPES).find((x) => x.id === n)?.name ?? null;
+}
+
 /** llama-quantize's aliases: a K type's name is its _M mix. */
 const ALIASES = /** @type {Record<string, string>} */ ({ Q3_K: 'Q3_K_M', Q4_K: 'Q4_K_M', Q5_K: 'Q5_K_M' });
 

@@ -88,3 +88,46 @@ export function viewerModel(bq, shards = 1) {
     }),
   );
 }
+
+/**
+ * A file laid out as a real quantized model is (llama-quantize's Q4_K_M: general.file_type 15):
+ * a tall token embedding first (Q4_K, 3000 rows of one super-block), then per layer a 1-D F32
+ * norm before the 2-D weights, so the first float tensor is a norm.
+ * @param {{ quantize: (f: string, x: Float32Array) => Uint8Array }} bq
+ */
+export function quantizedModel(bq) {
+  let seed = 11;
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
+  const vec = (/** @type {number} */ n) => Float32Array.from({ length: n }, () => 0.05 * rnd());
+  const tensors = [
+    { name: 'token_embd.weight', type: GGMLType.Q4_K, dims: [256, 3000], data: bq.quantize('q4_K', vec(256 * 3000)) },
+  ];
+  for (let l = 0; l < 2; l++)
+    tensors.push(
+      { name: `blk.${l}.attn_norm.weight`, type: GGMLType.F32, dims: [256], data: new Uint8Array(vec(256).buffer) },
+      {
+        name: `blk.${l}.attn_q.weight`,
+        type: GGMLType.Q4_K,
+        dims: [256, 256],
+        data: bq.quantize('q4_K', vec(256 * 256)),
+      },
+      {
+        name: `blk.${l}.ffn_down.weight`,
+        type: GGMLType.Q6_K,
+        dims: [256, 256],
+        data: bq.quantize('q6_K', vec(256 * 256)),
+      },
+    );
+  tensors.push({ name: 'output_norm.weight', type: GGMLType.F32, dims: [256], data: new Uint8Array(vec(256).buffer) });
+  return writeGGUF({
+    kv: [
+      { key: 'general.architecture', type: VT.STRING, value: 'llama' },
+      { key: 'general.name', type: VT.STRING, value: 'Quantized Fixture' },
+      { key: 'general.file_type', type: VT.UINT32, value: 15 },
+      { key: 'llama.block_count', type: VT.UINT32, value: 2 },
+      { key: 'llama.embedding_length', type: VT.UINT32, value: 256 },
+      { key: 'llama.attention.layer_norm_rms_epsilon', type: VT.FLOAT32, value: 1e-5 },
+    ],
+    tensors,
+  });
+}

@@ -18,7 +18,14 @@ async function dump(pos, opt, print) {
     const t = f.tensors.find((x) => x.name === pos[1]);
     if (!t) throw tag(new Error(`no tensor named ${JSON.stringify(pos[1])}`), pos[0]);
     const rowLen = t.dims[0] ?? 1;
-    b = Math.min(b, t.nElements / rowLen);
+    const rows = t.nElements / rowLen;
+    // Rows past the tensor are an error, never an empty dump that looks like success.
+    if (typeof opt.rows === 'string' && (a >= rows || b > rows))
+      throw tag(
+        new Error(`--rows ${opt.rows}: ${t.name} has ${rows} rows (A:B within 0:${rows}, A below ${rows})`),
+        pos[0],
+      );
+    b = Math.min(b, rows);
     const bq = await init();
     const chunk = Math.max(1, Math.floor((1 << 20) / rowLen));
     for (let r = a; r < b; r += chunk) {
@@ -41,6 +48,6 @@ export const command = {
   about: 'dequantized values, one row per line',
   positionals: ['FILE', 'TENSOR'],
   options: { rows: { type: 'string' } },
-  details: '  --rows A:B     rows A (included) to B (excluded) only\n',
+  details: '  --rows A:B     rows A (included) to B (excluded) only; rows past the tensor are an error\n',
   run: dump,
 };

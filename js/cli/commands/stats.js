@@ -19,9 +19,13 @@ async function stats(pos, opt, print, err) {
   const { f } = await openInput(pos[0]);
   try {
     const bq = await init();
-    const chosen = f.tensors.filter((t) => FLOATS.has(t.type) && (opt.tensor === undefined || t.name === opt.tensor));
-    if (opt.tensor !== undefined && chosen.length === 0)
+    const floats = f.tensors.filter((t) => FLOATS.has(t.type) && (opt.tensor === undefined || t.name === opt.tensor));
+    if (opt.tensor !== undefined && floats.length === 0)
       throw tag(new Error(`no F32/F16/BF16 tensor named ${JSON.stringify(opt.tensor)}`), pos[0]);
+    // quantize never converts a 1-D tensor (norms, biases): unless asked for (--all, or by
+    // --tensor), they are one summary line, not ten lines each.
+    const oneD = opt.all || opt.tensor !== undefined ? [] : floats.filter((t) => nDims(t.dims) < 2);
+    const chosen = floats.filter((t) => !oneD.includes(t));
     const total = chosen.reduce((s, t) => s + t.nElements, 0);
     let done = 0;
     print(
@@ -41,19 +45,29 @@ async function stats(pos, opt, print, err) {
           continue;
         }
         const m = errors(bq, fmt, x);
-        const snr = m.se === 0 ? Infinity : 10 * Math.log10(signal / m.se);
+        // No error at all (an all-zero or exactly representable tensor): "exact", not an infinite SNR.
+        const snr = m.se === 0 ? 'exact' : (10 * Math.log10(signal / m.se)).toFixed(2);
         print(
-          `${head} ${bitsPerWeight(fmt).toFixed(2).padStart(6)}   ${e(Math.sqrt(m.se / x.length))}   ${e(m.max)}   ${snr.toFixed(2).padStart(7)}   ${m.block < 0 ? '-'.padEnd(10) : e(m.block)}   ${m.sub < 0 ? '-' : e(m.sub)}`,
+          `${head} ${bitsPerWeight(fmt).toFixed(2).padStart(6)}   ${e(Math.sqrt(m.se / x.length))}   ${e(m.max)}   ${snr.padStart(7)}   ${m.block < 0 ? '-'.padEnd(10) : e(m.block)}   ${m.sub < 0 ? '-' : e(m.sub)}`,
         );
       }
       done += t.nElements;
       progress(err, done, total);
+    }
+    if (oneD.length) {
+      const n = oneD.reduce((a, t) => a + t.nElements, 0);
+      print(
+        `(${oneD.length} 1-D float tensor${oneD.length > 1 ? 's' : ''}, ${n} values, not shown: quantize keeps them as they are; --all shows them)`,
+      );
     }
     return 0;
   } finally {
     await f.close();
   }
 }
+
+/** ggml_n_dims: the dimensions up to the last one longer than 1 (at least 1). */
+const nDims = (/** @type {number[]} */ dims) => Math.max(1, ...dims.map((n, d) => (n > 1 ? d + 1 : 0)));
 
 /**
  * The error of quantizing x to fmt: the sum of squared errors, the largest |error|, and the RMSE
@@ -87,17 +101,20 @@ function errors(bq, fmt, x) {
 
 /** @type {import('../io.js').Command} */
 export const command = {
-  usage: 'stats FILE [--tensor NAME] [--as T,...]',
+  usage: 'stats FILE [--tensor NAME] [--as T,...] [--all]',
   about: 'error of quantizing each F32/F16/BF16 tensor',
   positionals: ['FILE'],
-  options: { tensor: { type: 'string' }, as: { type: 'string' } },
+  options: { tensor: { type: 'string' }, as: { type: 'string' }, all: { type: 'boolean' } },
   details: `  --tensor NAME  that tensor only
   --as T,...     the formats to try (default ${STATS_DEFAULT.map((t) => t.name).join(',')};
                  any of ${wrapped(STATS_FORMATS)})
+  --all          the 1-D tensors too (norms, biases: quantize never converts them; without
+                 --all or --tensor they are summed up in one line)
 
 Per tensor and format: bits per weight, RMSE and max |err| over the tensor, SNR, and the RMSE of
 the worst block and of the worst sub-block (formats with sub-block scales; '-' otherwise). A
-format whose blocks do not fit the tensor's rows (ne0) gets a line saying so.
+format whose blocks do not fit the tensor's rows (ne0) gets a line saying so; SNR is 'exact' where
+there is no error at all.
 `,
   run: stats,
 };

@@ -14,6 +14,8 @@
 #include <float.h>
 #include <wasm_simd128.h>
 
+#include "search.h"
+
 /* A group's 8 magnitudes and square-root weights, each splatted. */
 typedef struct {
   v128_t v[8], w[8];
@@ -111,19 +113,6 @@ static int search(const bq_iq2_tables *t, int u, const float *v, const float *wa
   return gi;
 }
 
-/* The codes of 4 trials (lanes: inverse scales id) of magnitude v, as int32 lanes. */
-static inline v128_t codes4(v128_t id, float v) {
-  const v128_t t = wasm_f32x4_mul(
-      wasm_f32x4_splat(0.5f),
-      wasm_f32x4_sub(wasm_f32x4_mul(id, wasm_f32x4_splat(v)), wasm_f32x4_splat(1.0f)));
-  /* nearest_int: the low 23 bits of t + 1.5 * 2^23, minus 2^22. t is no NaN with a payload here
-   * (those sub-blocks go to the reference); a NaN of 0 * Inf is canonical, code 0 as there. */
-  const v128_t r = wasm_i32x4_sub(
-      wasm_v128_and(wasm_f32x4_add(t, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x7FFFFF)),
-      wasm_i32x4_splat(0x400000));
-  return wasm_i32x4_min(wasm_i32x4_max(r, wasm_i32x4_splat(0)), wasm_i32x4_splat(2));
-}
-
 static int subblock(int G, const bq_iq2_tables *t, const float *x, const float *w, float *scale_out,
                     uint16_t *gi, uint8_t *signs) {
   const int n = G == 256 ? 32 : 16, ng = n / 8, xxs = G == 256;
@@ -174,7 +163,7 @@ static int subblock(int G, const bq_iq2_tables *t, const float *x, const float *
     for (int k = 0; k < ng; k++) {
       v128_t p = wasm_i32x4_splat(0);
       for (int i = 0; i < 8; i++) {
-        const v128_t c = codes4(id, v[8 * k + i]);
+        const v128_t c = bq_grid_codes4(id, v[8 * k + i], 2);
         wasm_v128_store(l[8 * k + i], c);
         p = wasm_v128_or(p, wasm_i32x4_shl(c, 2 * i));
       }

@@ -15,6 +15,8 @@
 #include <float.h>
 #include <wasm_simd128.h>
 
+#include "search.h"
+
 int bq_iq3_simd_tables_build(int G, void *mem) {
   bq_iq3_tables t;
   t.size = G;
@@ -129,19 +131,6 @@ static int search(const bq_iq3_tables *t, int u, const float *v, const float *wa
   return gi;
 }
 
-/* The codes of 4 trials (lanes: inverse scales id) of magnitude v, as int32 lanes. */
-static inline v128_t codes4(v128_t id, float v) {
-  const v128_t t = wasm_f32x4_mul(
-      wasm_f32x4_splat(0.5f),
-      wasm_f32x4_sub(wasm_f32x4_mul(id, wasm_f32x4_splat(v)), wasm_f32x4_splat(1.0f)));
-  /* nearest_int: the low 23 bits of t + 1.5 * 2^23, minus 2^22. t is no NaN with a payload here
-   * (those sub-blocks go to the reference); a NaN of 0 * Inf is canonical, code 0 as there. */
-  const v128_t r = wasm_i32x4_sub(
-      wasm_v128_and(wasm_f32x4_add(t, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x7FFFFF)),
-      wasm_i32x4_splat(0x400000));
-  return wasm_i32x4_min(wasm_i32x4_max(r, wasm_i32x4_splat(0)), wasm_i32x4_splat(BQ_IQ3_KMAXQ - 1));
-}
-
 static int subblock(int G, const bq_iq3_tables *t, const float *x, const float *w, float *scale_out,
                     uint16_t *gi, uint8_t *signs) {
   v128_t nan = wasm_i32x4_splat(0);
@@ -183,7 +172,7 @@ static int subblock(int G, const bq_iq3_tables *t, const float *x, const float *
     v128_t c[4];
     for (int k = 0; k < 8; k++) {
       for (int i = 0; i < 4; i++) {
-        c[i] = codes4(id, v[4 * k + i]);
+        c[i] = bq_grid_codes4(id, v[4 * k + i], BQ_IQ3_KMAXQ - 1);
         wasm_v128_store(l[4 * k + i], c[i]);
       }
       const v128_t p = wasm_v128_or(wasm_v128_or(c[0], wasm_i32x4_shl(c[1], 3)),

@@ -361,4 +361,18 @@ BQ_FIT_INLINE void bq_fit4_weights(const v128_t *x, const v128_t *qw, int n, flo
     w[i] = wasm_f32x4_mul(qw[i], wasm_f32x4_sqrt(wasm_f32x4_add(s2, wasm_f32x4_mul(x[i], x[i]))));
 }
 
+/* The grid types' codes of 4 trials (lanes: inverse scales id) of one magnitude v, as int32 lanes:
+ * nearest_int(0.5 * (id * v - 1)) clamped to 0..kmax, as ggml's IQ2/IQ3 searches round them.
+ * nearest_int is the low 23 bits of t + 1.5 * 2^23, minus 2^22. The callers send sub-blocks
+ * holding a NaN to the reference; a NaN of 0 * Inf is canonical, code 0 as there. */
+static inline v128_t bq_grid_codes4(v128_t id, float v, int kmax) {
+  const v128_t t = wasm_f32x4_mul(
+      wasm_f32x4_splat(0.5f),
+      wasm_f32x4_sub(wasm_f32x4_mul(id, wasm_f32x4_splat(v)), wasm_f32x4_splat(1.0f)));
+  const v128_t r = wasm_i32x4_sub(
+      wasm_v128_and(wasm_f32x4_add(t, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x7FFFFF)),
+      wasm_i32x4_splat(0x400000));
+  return wasm_i32x4_min(wasm_i32x4_max(r, wasm_i32x4_splat(0)), wasm_i32x4_splat(kmax));
+}
+
 #endif
