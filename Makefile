@@ -17,7 +17,7 @@ SRC_COMMON := src/half.c src/types.c src/dispatch.c
 # versions in src/imat/simd128/.
 SRC_REF := $(wildcard src/ref/*.c src/imat/*.c)
 SRC_SIMD := $(wildcard src/simd128/*.c src/imat/simd128/*.c)
-HEADERS := $(wildcard src/*.h src/*.inc src/simd128/*.h src/imat/*.h src/imat/simd128/*.h)
+HEADERS := $(filter-out src/modules.inc,$(wildcard src/*.h src/*.inc src/simd128/*.h src/imat/*.h src/imat/simd128/*.h))
 
 # -ffp-contract=off: no fused multiply-add anywhere, or Q4_0/Q5_0 codes drift from ggml's.
 CFLAGS_COMMON := -std=c11 -Wall -Wextra -Werror -ffp-contract=off
@@ -31,6 +31,8 @@ WASM_SCALAR := wasm/blockquant-scalar.wasm
 JS_EMBED := js/wasm/simd128.js js/wasm/scalar.js
 # The JS type table, generated from the C tables by a native program (tools/gen-types.c).
 JS_TYPES := js/gen/types-table.js
+# The split layout's module list for the JS (tools/modules.mjs from src/modules.inc).
+JS_MODULES := js/gen/modules.js
 
 STAMP := build/.stamp
 DEV_STAMP := build/.dev-stamp
@@ -203,7 +205,7 @@ native: build/native/libblockquant.a ## Build the native static library
 
 types: types/index.d.ts ## TypeScript declarations generated from the JSDoc (types/, packed, not committed)
 
-types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js js/gguf/*.js) $(JS_TYPES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
+types/index.d.ts: $(wildcard js/*.js js/*.d.ts js/model/*.js js/gguf/*.js) $(JS_TYPES) $(JS_MODULES) tools/tsconfig.types.json tools/wasm.d.ts tsconfig.json | dev-deps
 	rm -rf types
 	./node_modules/.bin/tsc -p tools/tsconfig.types.json
 	rm -rf types/wasm
@@ -256,7 +258,7 @@ build/oracle/%: tests/oracle/%.c | dev-deps
 	@mkdir -p build/oracle
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $< -ldl -o $@
 
-typecheck: $(JS_TYPES) dev-deps ## tsc --checkJs over js/ and demo/
+typecheck: $(JS_TYPES) $(JS_MODULES) dev-deps ## tsc --checkJs over js/ and demo/
 	./node_modules/.bin/tsc -p tsconfig.json
 	./node_modules/.bin/tsc -p tsconfig.demo.json
 
@@ -351,3 +353,70 @@ test-golden-%: deps
 	  -o build/native/test_golden_$*
 	./build/native/test_golden_$* tests/fixtures/golden-$*
 .SECONDARY: $(BUILDS:%=build/exports/public-%.names) $(BUILDS:%=build/exports/test-%.names)
+
+# The split layout (src/modules.inc): per build (scalar, simd128, relaxed) a core module,
+# wasm/blockquant-<build>-core.wasm, linked as the whole build is but exporting only the core's
+# names (plus the libc functions side modules import from it), and side modules
+# wasm/blockquant-<build>-<module>.wasm, position-independent (clang-19 -fPIC, wasm-ld-19 -shared)
+# so that js/side.js places them in the core's memory: each imports the core's memory, its own
+# __memory_base, __stack_pointer and function table, and what it does not define itself from the
+# core's exports. The kernels a side module exports come from an archive of the build's objects,
+# so each module holds only the objects its kernels reach. The threads build stays whole.
+SPLIT_BUILDS := scalar simd128 relaxed
+SIDE_MODULES := $(filter-out core,$(shell $(NODE) tools/modules.mjs list))
+WASM_SPLIT := $(foreach b,$(SPLIT_BUILDS),wasm/blockquant-$(b)-core.wasm $(SIDE_MODULES:%=wasm/blockquant-$(b)-%.wasm))
+split: $(WASM_SPLIT) $(JS_MODULES) ## The split layout: a core and side modules per build (src/modules.inc)
+all: split
+
+$(JS_MODULES): src/modules.inc tools/modules.mjs
+	@mkdir -p js/gen
+	$(NODE) tools/modules.mjs js $@
+
+build/exports/split-%-core.names: build/exports/public-%.names src/modules.inc tools/modules.mjs
+	$(NODE) tools/modules.mjs split $< build/exports/split-$*
+# (every module's list is written with the core's)
+$(foreach b,$(SPLIT_BUILDS),$(eval $(SIDE_MODULES:%=build/exports/split-$(b)-%.names): build/exports/split-$(b)-core.names))
+
+# What side modules import from the core: libc functions that need data (log2) or, in the scalar
+# build without bulk memory, memcpy and memset.
+CORE_LIBC = log2 $(if $(filter scalar,$(1)),memcpy memset)
+build/exports/split-%-core.json: build/exports/split-%-core.names
+	(cat $<; printf '%s\n' $(call CORE_LIBC,$*)) | sed 's/^/"_/; s/$$/"/' | paste -sd, | sed 's/^/[/; s/$$/]/' > $@
+build/exports/split-%.txt: build/exports/split-%.names
+	sed 's/^/--export=/' $< > $@
+
+wasm/blockquant-simd128-core.wasm: $(OBJ_SIMD) build/simd128/build_info.o build/exports/split-simd128-core.json
+	$(EMCC) $(WASM_FLAGS) -msimd128 -sEXPORTED_FUNCTIONS=@build/exports/split-simd128-core.json \
+	  $(OBJ_SIMD) build/simd128/build_info.o -o $@
+wasm/blockquant-scalar-core.wasm: $(OBJ_SCALAR) build/scalar/build_info.o build/exports/split-scalar-core.json
+	$(EMCC) $(WASM_FLAGS) -sEXPORTED_FUNCTIONS=@build/exports/split-scalar-core.json \
+	  $(OBJ_SCALAR) build/scalar/build_info.o -o $@
+wasm/blockquant-relaxed-core.wasm: $(OBJ_RELAXED) build/relaxed/build_info.o $(LIBC_RELAXED) build/exports/split-relaxed-core.txt
+	$(LINK_RELAXED) $$(cat build/exports/split-relaxed-core.txt) --export=log2 $(OBJ_RELAXED) \
+	  build/relaxed/build_info.o $(LIBC_RELAXED) -o $@
+
+# Position-independent objects of each build, with hidden visibility so that calls and data
+# inside a module stay direct (no GOT); the same sources as the build's whole module.
+PIC_ISA_scalar :=
+PIC_ISA_simd128 := -msimd128 -mbulk-memory
+PIC_ISA_relaxed := -msimd128 -mrelaxed-simd -mbulk-memory
+SRC_PIC_scalar := $(SRC_COMMON) $(SRC_REF)
+SRC_PIC_simd128 := $(SRC_COMMON) $(SRC_REF) $(SRC_SIMD)
+SRC_PIC_relaxed := $(filter-out src/wasm.c,$(SRC_RELAXED))
+CLANG_PIC = $(CLANG_WASM) --target=wasm32 -O3 $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -isystem /usr/include/wasm32-wasi
+define pic_rules
+build/pic-$(1)/%.o: src/%.c $$(HEADERS) $$(wildcard src/relaxed/*.h) | deps-relaxed
+	@mkdir -p $$(dir $$@)
+	$$(CLANG_PIC) $$(PIC_ISA_$(1)) -c $$< -o $$@
+build/pic-$(1)/kernels.a: $$(patsubst src/%.c,build/pic-$(1)/%.o,$$(SRC_PIC_$(1)))
+	rm -f $$@
+	ar rcs $$@ $$^
+wasm/blockquant-$(1)-%.wasm: build/pic-$(1)/kernels.a build/exports/split-$(1)-%.txt build/relaxed/libc/roundf.o tools/trim-data.mjs
+	$$(WASM_LD) --experimental-pic -shared --strip-all --unresolved-symbols=import-dynamic \
+	  $$$$(cat build/exports/split-$(1)-$$*.txt) build/pic-$(1)/kernels.a build/relaxed/libc/roundf.o -o $$@
+	$$(NODE) tools/trim-data.mjs $$@
+endef
+$(foreach b,$(SPLIT_BUILDS),$(eval $(call pic_rules,$(b))))
+$(patsubst src/%.c,build/pic-relaxed/%.o,$(SRC_RELAXED_OWN)): build/pic-relaxed/relaxed/%.o: src/simd128/%.c
+.SECONDARY: $(foreach b,$(SPLIT_BUILDS),build/exports/split-$(b)-core.names $(SIDE_MODULES:%=build/exports/split-$(b)-%.names))
+.PHONY: split

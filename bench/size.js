@@ -20,23 +20,31 @@ const APPS = {
   codec: `import { init } from 'blockquant';
 const bq = await init();
 document.body.textContent = String(bq.dequantize('q4_0', new Uint8Array(18))[0]);`,
+  split: `import { init } from 'blockquant';
+const bq = await init({ layout: 'split' });
+document.body.textContent = String(bq.dequantize('q4_0', new Uint8Array(18))[0]);`,
   parse: `import { parseGGUF } from 'blockquant';
 const r = await fetch('model.gguf');
 document.body.textContent = String(parseGGUF(new Uint8Array(await r.arrayBuffer())).tensors.length);`,
 };
 const BUILDS = /** @type {const} */ (['relaxed', 'simd128', 'scalar', 'threads']);
+// The split layout's modules (src/modules.inc): a page of the split app loads the core of its
+// build, and the side modules only when a call needs them.
+const MODULES = ['core', 'quant', 'dot', 'grid', 'imat'];
 
 /**
  * @typedef {object} AppSize
  * @property {number} js gzipped bytes of the JS the page loads (entry chunk and static imports)
- * @property {Record<string, number>} wasm gzipped bytes of each build's emitted .wasm
+ * @property {Record<string, number>} wasm gzipped bytes of each build's emitted .wasm (the split app:
+ *   of each build's core)
+ * @property {Record<string, number>} modules the split app: gzipped bytes of each <build>-<module>.wasm
  * @property {{ file: string, gzip: number, loaded: boolean }[]} files every emitted asset
  */
 
 /**
  * Builds both apps with Vite against this checkout (as installed from node_modules) and measures
  * what they emit. Deterministic for a build of the package.
- * @returns {Promise<{ codec: AppSize, parse: AppSize }>}
+ * @returns {Promise<{ codec: AppSize, split: AppSize, parse: AppSize }>}
  */
 export async function measure() {
   const { build } = await import('vite');
@@ -54,7 +62,7 @@ export async function measure() {
       writeFileSync(join(root, 'main.js'), code);
       const dist = join(root, 'dist');
       await build({ root, configFile: false, logLevel: 'silent', build: { outDir: dist, manifest: true } });
-      /** @type {Record<string, { file: string, imports?: string[], isEntry?: boolean }>} */
+      /** @type {Record<string, { file: string, src?: string, imports?: string[], dynamicImports?: string[], isEntry?: boolean }>} */
       const manifest = JSON.parse(readFileSync(join(dist, '.vite', 'manifest.json'), 'utf8'));
       const loaded = new Set();
       const visit = (/** @type {string} */ key) => {
@@ -64,18 +72,33 @@ export async function measure() {
         for (const i of c.imports ?? []) visit(i);
       };
       for (const [key, c] of Object.entries(manifest)) if (c.isEntry) visit(key);
-      const files = [...new Set(Object.values(manifest).map((c) => c.file))].sort();
-      const app = { js: 0, wasm: /** @type {Record<string, number>} */ ({}), files: /** @type {any[]} */ ([]) };
+      // The split layout's URL table is a dynamic import that init({ layout: 'split' }) always makes.
+      if (name === 'split')
+        for (const key of Object.keys(manifest)) if (key.endsWith('js/bundled-split.js')) visit(key);
+      /** @type {Map<string, string>} emitted file -> its source path */
+      const srcOf = new Map(Object.entries(manifest).map(([key, c]) => [c.file, c.src ?? key]));
+      const files = [...srcOf.keys()].sort();
+      const app = {
+        js: 0,
+        wasm: /** @type {Record<string, number>} */ ({}),
+        modules: /** @type {Record<string, number>} */ ({}),
+        files: /** @type {any[]} */ ([]),
+      };
       for (const f of files) {
         const n = gz(join(dist, f));
-        const build = BUILDS.find((b) => f.endsWith('.wasm') && f.includes(`blockquant-${b}-`));
-        if (build) app.wasm[build] = n;
+        const src = /** @type {string} */ (srcOf.get(f));
+        const m = /blockquant-(relaxed|simd128|scalar|threads)(?:-([a-z]+))?\.wasm$/.exec(src);
+        if (m && !m[2] && name !== 'split') app.wasm[m[1]] = n;
+        if (m && m[2] && MODULES.includes(m[2])) {
+          app.modules[`${m[1]}-${m[2]}`] = n;
+          if (m[2] === 'core' && name === 'split') app.wasm[m[1]] = n;
+        }
         if (loaded.has(f)) app.js += n;
         app.files.push({ file: f, gzip: n, loaded: loaded.has(f) });
       }
       out[name] = app;
     }
-    return /** @type {{ codec: AppSize, parse: AppSize }} */ (out);
+    return /** @type {{ codec: AppSize, split: AppSize, parse: AppSize }} */ (out);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -85,15 +108,21 @@ const kb = (/** @type {number} */ n) => (n / 1024).toFixed(1);
 
 /**
  * The README's size sentence for the measured sizes, wrapped at 100 columns.
- * @param {{ codec: AppSize, parse: AppSize }} m
+ * @param {{ codec: AppSize, split: AppSize, parse: AppSize }} m
  * @returns {string}
  */
 export function sizeSentence(m) {
   const { js, wasm } = m.codec;
+  const s = m.split;
+  const side = (/** @type {string} */ mod) => kb(s.modules[`relaxed-${mod}`]);
   const text =
     `A Vite app that calls \`init()\` and \`dequantize\` downloads ${kb(js + wasm.relaxed)} KB gzipped in Chromium ` +
     `(${kb(js)} KB of JS and ${kb(wasm.relaxed)} KB of wasm: the relaxed build), ${kb(js + wasm.simd128)} KB ` +
-    `where the SIMD128 build is selected and ${kb(js + wasm.scalar)} KB with the scalar one; one that only ` +
+    `where the SIMD128 build is selected and ${kb(js + wasm.scalar)} KB with the scalar one. With ` +
+    `\`init({ layout: 'split' })\` it downloads ${kb(s.js + s.wasm.relaxed)} KB (${kb(s.js)} KB of JS and the ` +
+    `relaxed build's core, ${kb(s.wasm.relaxed)} KB), ${kb(s.js + s.wasm.simd128)} KB with SIMD128 and ` +
+    `${kb(s.js + s.wasm.scalar)} KB with scalar, and the side modules on first use: quant ${side('quant')} KB, ` +
+    `dot ${side('dot')} KB, grid ${side('grid')} KB, imat ${side('imat')} KB (relaxed). One that only ` +
     `parses GGUF, ${kb(m.parse.js)} KB (gzip level 9; \`node bench/size.js\` measures them, ` +
     `\`tests/size.test.js\` checks this sentence against the build).`;
   const lines = [];
@@ -114,14 +143,19 @@ export const SENTENCE = /A Vite app that calls `init\(\)`[^]*?(?=\n\n)/;
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const m = await measure();
   for (const [name, app] of Object.entries(m)) {
-    console.log(`\nVite app, ${name === 'codec' ? 'init() + dequantize' : 'parseGGUF only'}: gzipped bytes`);
+    const what = {
+      codec: 'init() + dequantize',
+      split: "init({ layout: 'split' }) + dequantize",
+      parse: 'parseGGUF only',
+    };
+    console.log(`\nVite app, ${what[/** @type {keyof typeof what} */ (name)]}: gzipped bytes`);
     console.log('(* = downloaded by every page; the wasm of the selected build is added)');
     for (const f of app.files) {
       console.log(`  ${f.loaded ? '*' : ' '} ${f.file.padEnd(44)} ${String(f.gzip).padStart(7)}`);
     }
     console.log(`  JS ${kb(app.js)} KB`);
     for (const [b, n] of Object.entries(app.wasm))
-      if (name === 'codec') console.log(`  + ${b} wasm: ${kb(app.js + n)} KB`);
+      if (name !== 'parse') console.log(`  + ${b} ${name === 'split' ? 'core' : 'wasm'}: ${kb(app.js + n)} KB`);
   }
   const sentence = sizeSentence(m);
   console.log(`\n${sentence}`);

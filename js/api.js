@@ -4,6 +4,7 @@
 export { GGMLType, CODEC_TYPES, typeInfo, typeId, vecDotType, knownTypes, byteLength, blockFields } from './types.js';
 export { simdSupported } from './loader.js';
 export { Codec } from './codec.js';
+export { BlockquantError, MODULE_NAMES } from './side.js';
 export { Tensor } from './tensor.js';
 export {
   parseGGUF,

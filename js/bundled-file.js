@@ -21,3 +21,19 @@ export async function bundledModule(backend) {
   }
   return compileBytes(bytes, backend);
 }
+
+/**
+ * A module of the split layout (src/modules.inc), read from wasm/blockquant-<backend>-<name>.wasm.
+ * @param {Backend} backend
+ * @param {string} name 'core' or a side module's name
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export async function splitModule(backend, name) {
+  let bytes;
+  try {
+    bytes = await readFile(new URL(`../wasm/blockquant-${backend}-${name}.wasm`, import.meta.url));
+  } catch {
+    return (await import('./bundled-split.js')).splitModule(backend, name);
+  }
+  return compileBytes(bytes, backend);
+}

@@ -20,6 +20,8 @@ import {
   wholeBlocks,
 } from './call-args.js';
 import { CHECKED_READERS } from './gguf-open.js';
+import { BlockquantError, MODULE_NAMES, moduleOfKernel } from './side.js';
+import { MODULES } from './gen/modules.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -70,14 +72,25 @@ export class Codec {
   #stageBytes;
   /** Resident tensors and large per-call scratch, above staging (js/tensor.js). */
   #heap;
+  /** The split layout's side modules: how to compile one, and each enabled one (or its load). */
+  /** @type {((name: string) => Promise<WebAssembly.Module>) | null} */
+  #sides;
+  /** @type {Map<string, Promise<void> | true>} */
+  #enabled = new Map();
+  /** Bytes of wasm memory the enabled side modules hold (data, bss, stack). */
+  #moduleBytes = 0;
 
   /**
    * @param {WebAssembly.Instance} instance a blockquant build
    * @param {import('./loader.js').Backend} backend
    * @param {number} stagingBytes the staging budget in bytes
+   * @param {(name: string) => Promise<WebAssembly.Module>} [sides] for a core of the split layout:
+   *   compiles the named side module of its build (src/modules.inc)
    */
-  constructor(instance, backend, stagingBytes) {
-    this.#k = /** @type {Record<string, Kernel>} */ (/** @type {unknown} */ (instance.exports));
+  constructor(instance, backend, stagingBytes, sides) {
+    // A copy: enable() adds the side modules' kernels to it.
+    this.#k = /** @type {Record<string, Kernel>} */ ({ ...instance.exports });
+    this.#sides = sides ?? null;
     this.#mem = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
     this.#base = align(this.#k.bq_scratch_base());
     this.#budget = stagingBytes;
@@ -86,8 +99,94 @@ export class Codec {
     this.#heap = new WasmHeap(this.#mem, this.#base + this.#stageBytes);
     /** Which build runs: 'simd128' or 'scalar'. */
     this.backend = backend;
-    /** The raw wasm exports, for tests and benchmarks. */
-    this.exports = instance.exports;
+    /** The raw wasm exports, for tests and benchmarks (with the enabled side modules' kernels). */
+    this.exports = /** @type {WebAssembly.Exports} */ (/** @type {unknown} */ (this.#k));
+  }
+
+  /**
+   * The modules of the split layout (src/modules.inc) and whether each is loaded: a whole build
+   * has every module loaded; a core loads the others with enable(), or the async calls that need
+   * them do.
+   * @returns {{ name: string, what: string, loaded: boolean }[]}
+   */
+  get modules() {
+    return MODULES.map((m) => ({ ...m, loaded: this.#loaded(m.name) }));
+  }
+
+  /**
+   * Which module of the split layout holds a type's kernel for an operation, and whether this
+   * codec has it loaded now (always, on a whole build).
+   * @param {number | string} type
+   * @param {'dequantize' | 'quantize' | 'quantize_rows' | 'dot' | 'matvec' | 'stats'} [op]
+   *   quantize: without importance weights; quantize_rows: with them
+   * @returns {{ module: string, loaded: boolean }}
+   * @throws {TypeError} an unknown type or operation
+   */
+  moduleOf(type, op = 'dequantize') {
+    const m = moduleOfKernel(`bq_${typeInfo(type).name}_${op}`);
+    if (!m || !['dequantize', 'quantize', 'quantize_rows', 'dot', 'matvec', 'stats'].includes(op))
+      throw new TypeError(`unknown operation ${JSON.stringify(op)}`);
+    return { module: m.module, loaded: this.#loaded(m.module) };
+  }
+
+  /** @param {string} name */
+  #loaded(name) {
+    return !this.#sides || name === 'core' || this.#enabled.get(name) === true;
+  }
+
+  /**
+   * Loads side modules of the split layout into this codec (a no-op for a loaded one, and on a
+   * whole build). Afterwards the synchronous calls that need them work.
+   * @param {...string} names module names: 'quant', 'dot', 'grid', 'imat' (MODULE_NAMES)
+   * @returns {Promise<void>}
+   * @throws {TypeError} an unknown module name
+   * @throws {BlockquantError} MODULE_MISSING when the module's file cannot be loaded
+   */
+  async enable(...names) {
+    for (const n of names)
+      if (!MODULE_NAMES.includes(n))
+        throw new TypeError(`unknown module ${JSON.stringify(n)}; modules: ${MODULE_NAMES.join(', ')}`);
+    await Promise.all(names.map((n) => this.#enable(n)));
+  }
+
+  /** @param {string} name */
+  #enable(name) {
+    const sides = this.#sides;
+    if (!sides || this.#loaded(name)) return Promise.resolve();
+    let p = this.#enabled.get(name);
+    if (p === undefined) {
+      p = (async () => {
+        let module;
+        try {
+          module = await sides(name);
+        } catch (e) {
+          throw new BlockquantError(
+            'MODULE_MISSING',
+            `blockquant: module '${name}' of the ${this.backend} build cannot be loaded (${/** @type {Error} */ (e).message})`,
+            { cause: e },
+          );
+        }
+        const { instantiateSide } = await import('./side-load.js');
+        const side = await instantiateSide(module, this.#k, (n) => this.#heap.alloc(n, `module '${name}'`));
+        this.#moduleBytes += side.bytes;
+        for (const [k, v] of Object.entries(side.exports)) if (k.startsWith('bq_')) this.#k[k] = v;
+        this.#enabled.set(name, true);
+      })();
+      p.catch(() => this.#enabled.delete(name));
+      this.#enabled.set(name, p);
+    }
+    return p;
+  }
+
+  /**
+   * Loads the module that holds a type's kernel of an operation, for the async calls.
+   * @param {number} id a type id
+   * @param {'dequantize' | 'quantize' | 'quantize_rows' | 'dot' | 'matvec' | 'stats'} op
+   */
+  async #need(id, op) {
+    if (!this.#sides) return;
+    const m = moduleOfKernel(`bq_${typeInfo(id).name}_${op}`);
+    if (m) await this.#enable(m.module);
   }
 
   /** Worker threads the heavy calls run on: 1 for this synchronous codec (init({ threads }) gives a ThreadedCodec). */
@@ -102,7 +201,7 @@ export class Codec {
 
   /** Bytes of wasm memory held by live tensor handles (each rounded up to 64 bytes). */
   get residentBytes() {
-    return this.#heap.held - this.tableBytes;
+    return this.#heap.held - this.tableBytes - this.#moduleBytes;
   }
 
   /**
@@ -119,9 +218,15 @@ export class Codec {
     return this.#base;
   }
 
-  /** @param {string} name */
-  #kernel(name) {
+  /** @param {string} name @param {string} [type] the type the call is for, for the message */
+  #kernel(name, type) {
     const f = this.#k[name];
+    const m = typeof f === 'function' ? null : moduleOfKernel(name);
+    if (m && !this.#loaded(m.module))
+      throw new BlockquantError(
+        'MODULE_NOT_LOADED',
+        `type ${type ?? m.type} needs module '${m.module}': await bq.enable('${m.module}')`,
+      );
     if (typeof f !== 'function') throw new TypeError(`this blockquant build has no kernel ${name}`);
     return f;
   }
@@ -256,7 +361,7 @@ export class Codec {
   prepareQuantize(type) {
     const id = typeId(type);
     const x = this.#k;
-    const bytes = x.bq_quant_tables_bytes(id);
+    const bytes = this.#kernel('bq_quant_tables_bytes', typeInfo(id).name)(id);
     if (bytes === 0 || x.bq_quant_tables_ready(id)) return bytes;
     const ptr = this.#heap.alloc(bytes, `the ${typeInfo(id).name} quantizer's search tables`);
     const status = x.bq_quant_tables_init(id, ptr);
@@ -513,8 +618,9 @@ export class Codec {
     const n = c.rows;
     const tv = codecType(activationOf(t, c.exact), 'quantize');
     const exact = tv.id === GGMLType.F32;
-    const vec = exact ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : this.quantize(tv.id, v);
     const suffix = `${t.name}_matvec_${tv.name}`;
+    this.#kernel(`bq_${suffix}`); // before the vector's quantize: a missing module is named for the matvec
+    const vec = exact ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : this.quantize(tv.id, v);
     const resident = align(vec.length);
     if (resident + align(rowBytes) + ALIGN <= this.#budget) {
       // Fast path: the vector stays in wasm memory, rows stream through in chunks.
@@ -731,6 +837,7 @@ export class Codec {
     name = info.name;
     readableLength(info); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
     const t = codecType(info.type, 'dequantize', 'tensors');
+    await this.#need(t.id, 'dequantize');
     const cols = info.dims.length ? info.dims[0] : 1;
     const all = info.dims.slice(1).reduce((a, b) => a * b, 1);
     const sel = (options ?? {}).rows;
@@ -818,6 +925,7 @@ export class Codec {
   async dequantizeTensor(file, name) {
     const t = fileTensor(file, name);
     const want = readableLength(t); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
+    if (!INTEGER_ARRAYS.has(t.type)) await this.#need(t.type, 'dequantize');
     const reader = file.readTensor;
     const bytes = await readChecked(t, want, reader, () =>
       reader ? reader.call(file, t.name) : /** @type {Function} */ (file.tensorBytes)(t.name),
@@ -837,6 +945,7 @@ export class Codec {
   async dequantizeRows(file, name, first, count) {
     const t = fileTensor(file, name);
     const r = rowRange(t, first, count);
+    if (!INTEGER_ARRAYS.has(t.type)) await this.#need(t.type, 'dequantize');
     return this.#decodeFileBytes(file, t, await readFileRows(file, t, first, count, r));
   }
 

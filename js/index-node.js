@@ -6,13 +6,15 @@ import { openGGUF } from './gguf.js';
 import { readImatrix } from './model/imatrix.js';
 import { planWith, quantizeWith } from './model/quantize.js';
 import { cached } from './loader.js';
-import { bundledModule } from './bundled-file.js';
+import { bundledModule, splitModule } from './bundled-file.js';
 
 export * from './api.js';
 
 /** @typedef {import('./init.js').InitOptions} InitOptions */
 
 const bundled = cached(bundledModule);
+/** @type {import('./init.js').SplitLoader} */
+const split = (backend, name) => splitModule(backend, name);
 
 /**
  * Loads a blockquant build and returns its codec API. The bundled builds are compiled once and
@@ -36,7 +38,7 @@ const bundled = cached(bundledModule);
  */
 export async function init(options = {}) {
   const { threads, minSplitBytes, roundBytes, ...rest } = options;
-  if (threads === undefined) return initWith(rest, bundled);
+  if (threads === undefined) return initWith(rest, bundled, split);
   // Worker threads only when asked for: plain init() never loads node:worker_threads.
   const { initThreadsNode } = await import('./threads-node.js');
   return initThreadsNode(threads, rest, () => initWith(rest, bundled), { minSplitBytes, roundBytes });
@@ -70,6 +72,8 @@ export function planQuantize(source, options) {
  * @throws {import('./model/errors.js').PlanError} what llama-quantize would refuse, UNSUPPORTED
  *   types, BAD_OPTION; GGUFError for the source; the sink's errors; the signal's reason
  */
-export function quantizeModel(source, sink, options) {
+export async function quantizeModel(source, sink, options) {
+  // A codec of the split layout gets the modules the pipeline calls synchronously.
+  await (await import('./side.js')).enableForModel(options);
   return quantizeWith(ENV, source, sink, options);
 }

@@ -13,6 +13,8 @@ export * from './api.js';
 /** @typedef {import('./init.js').InitOptions} InitOptions */
 
 const bundled = cached(bundledModule);
+/** @type {import('./init.js').SplitLoader} */
+const split = (backend, name) => import('./bundled-workerd-split.js').then((m) => m.splitModule(backend, name));
 
 /**
  * Loads a blockquant build and returns its codec API. The bundled builds are compiled once and
@@ -23,7 +25,7 @@ const bundled = cached(bundledModule);
  *   or (message naming what to pass) the runtime forbids compiling wasm and no module was given
  */
 export function init(options = {}) {
-  return initWith(options, bundled);
+  return initWith(options, bundled, split);
 }
 
 /** @type {import('./model/quantize.js').Env} */
@@ -54,6 +56,8 @@ export function planQuantize(source, options) {
  * @throws {import('./model/errors.js').PlanError} what llama-quantize would refuse, UNSUPPORTED
  *   types, BAD_OPTION; GGUFError for the source; the sink's errors; the signal's reason
  */
-export function quantizeModel(source, sink, options) {
+export async function quantizeModel(source, sink, options) {
+  // A codec of the split layout gets the modules the pipeline calls synchronously.
+  await (await import('./side.js')).enableForModel(options);
   return quantizeWith(ENV, source, sink, options);
 }

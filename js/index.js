@@ -13,6 +13,8 @@ export * from './api.js';
 /** @typedef {import('./init.js').InitOptions} InitOptions */
 
 const bundled = cached(bundledModule);
+/** @type {import('./init.js').SplitLoader} */
+const split = (backend, name) => import('./bundled-split.js').then((m) => m.splitModule(backend, name));
 
 /**
  * Loads a blockquant build and returns its codec API. The bundled builds are compiled once and
@@ -36,7 +38,7 @@ const bundled = cached(bundledModule);
  */
 export async function init(options = {}) {
   const { threads, minSplitBytes, roundBytes, ...rest } = options;
-  if (threads === undefined) return initWith(rest, bundled);
+  if (threads === undefined) return initWith(rest, bundled, split);
   const { initThreads, threadsModuleURL, spawnBrowser, spawnEmbedded } = await import('./threads.js');
   const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
   return initThreads(threads, {
@@ -78,6 +80,8 @@ export function planQuantize(source, options) {
  * @throws {import('./model/errors.js').PlanError} what llama-quantize would refuse, UNSUPPORTED
  *   types, BAD_OPTION; GGUFError for the source; the sink's errors; the signal's reason
  */
-export function quantizeModel(source, sink, options) {
+export async function quantizeModel(source, sink, options) {
+  // A codec of the split layout gets the modules the pipeline calls synchronously.
+  await (await import('./side.js')).enableForModel(options);
   return quantizeWith(ENV, source, sink, options);
 }

@@ -14,17 +14,35 @@ import { buildInfo, checkModule, instantiate, moduleFrom, relaxedUnsupported, si
  * @property {number} [stagingBytes] wasm memory used to stream data through (default 4 MiB);
  *   any input size works, in chunks of about this size
  * @property {typeof fetch} [fetch] used when module is a URL
+ * @property {'whole' | 'split'} [layout] 'whole' (default): one module with every kernel; 'split':
+ *   the build's core (the type table and the decoders of every type but the grid types), and side
+ *   modules loaded on first use (codec.enable(name), or the async calls that need them; see
+ *   codec.modules and src/modules.inc). Not with `module`.
  */
 
 const DEFAULT_STAGING = 4 << 20;
 
+/** @typedef {(backend: import('./loader.js').Backend, name: string) => Promise<WebAssembly.Module>} SplitLoader */
+
 /**
  * init with a given way of loading the bundled builds (see js/loader.js).
  * @param {InitOptions} options
- * @param {import('./loader.js').BundledLoader} bundled
+ * @param {import('./loader.js').BundledLoader} whole
+ * @param {SplitLoader} [split] loads a module of the split layout (the core or a side module)
  * @returns {Promise<Codec>}
  */
-export async function initWith(options, bundled) {
+export async function initWith(options, whole, split) {
+  const layout = options.layout ?? 'whole';
+  if (layout !== 'whole' && layout !== 'split')
+    throw new TypeError(`layout must be 'whole' or 'split', got ${JSON.stringify(layout)}`);
+  if (layout === 'split' && (options.module !== undefined || !split))
+    throw new TypeError(
+      options.module !== undefined
+        ? "layout 'split' loads the bundled modules; it cannot take `module`"
+        : 'this entry point has no split layout',
+    );
+  /** @type {import('./loader.js').BundledLoader} */
+  const bundled = layout === 'split' && split ? (b) => split(b, 'core') : whole;
   const backend = options.backend ?? 'auto';
   if (!['auto', 'relaxed', 'simd128', 'scalar'].includes(backend)) {
     throw new TypeError(`backend must be 'auto', 'relaxed', 'simd128' or 'scalar', got ${JSON.stringify(backend)}`);
@@ -56,5 +74,5 @@ export async function initWith(options, bundled) {
   const why = got === 'relaxed' ? relaxedUnsupported(instance) : '';
   if (why) throw new Error(`the given module is the relaxed build, but ${why}; use the simd128 build`);
   // (Codec's JSDoc names only 'simd128' | 'scalar'; it should take loader.js's Backend.)
-  return new Codec(instance, got, staging);
+  return new Codec(instance, got, staging, layout === 'split' && split ? (name) => split(got, name) : undefined);
 }

@@ -212,6 +212,8 @@ export function planQuantize(source, options) {
  * @returns {Promise<import('./model/recipe.js').QuantizePlan>}
  * @throws {import('./gguf/sink-file.js').OutputError} an output that could destroy a file
  */
-export function quantizeModel(source, sink, options) {
+export async function quantizeModel(source, sink, options) {
+  // A codec of the split layout gets the modules the pipeline calls synchronously.
+  await (await import('./side.js')).enableForModel(options);
   return quantizeWith(ENV, source, sink, options);
 }

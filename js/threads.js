@@ -483,6 +483,29 @@ export class ThreadedCodec {
     return this.#codec.memoryBytes;
   }
 
+  /** The split layout's modules: the threads build is whole, so every one is loaded. */
+  get modules() {
+    return this.#codec.modules;
+  }
+
+  /**
+   * As Codec.enable: a no-op here (the threads build has every kernel).
+   * @param {...string} names
+   * @returns {Promise<void>}
+   */
+  enable(...names) {
+    return this.#codec.enable(...names);
+  }
+
+  /**
+   * As Codec.moduleOf (always loaded here).
+   * @param {number | string} type
+   * @param {'dequantize' | 'quantize' | 'quantize_rows' | 'dot' | 'matvec' | 'stats'} [op]
+   */
+  moduleOf(type, op) {
+    return this.#codec.moduleOf(type, op);
+  }
+
   /** Bytes of wasm memory held by live tensor handles (the workers' blocks not counted). */
   get residentBytes() {
     return this.#codec.residentBytes - this.#held.reduce((s, t) => s + t.byteLength, 0);

@@ -87,18 +87,21 @@ const TABLE = new Map(TYPE_ROWS.map(([id, ...row]) => [id, row]));
  * a byte-order swap reverses).
  */
 
-/** Each block layout, field by field in memory order, as src/fields.inc and the C structs have it. */
-/** @type {Map<number, readonly BlockField[]>} */
-const FIELDS = new Map(
-  LAYOUTS.map(([id, fields]) => [
-    id,
-    Object.freeze(
-      fields.map(([name, kind, offset, size, unit]) =>
-        Object.freeze({ name, kind: /** @type {Kind} */ (kind), offset, size, unit }),
+/** Each block layout, field by field in memory order, as src/fields.inc and the C structs have it;
+ * made on first use, so that a bundle without blockFields (a parse-only page) drops the layouts. */
+/** @type {Map<number, readonly BlockField[]> | undefined} */
+let FIELDS;
+const fields = () =>
+  (FIELDS ??= new Map(
+    LAYOUTS.map(([id, fields]) => [
+      id,
+      Object.freeze(
+        fields.map(([name, kind, offset, size, unit]) =>
+          Object.freeze({ name, kind: /** @type {Kind} */ (kind), offset, size, unit }),
+        ),
       ),
-    ),
-  ]),
-);
+    ]),
+  ));
 
 /** The types blockquant has any operation for (the others are known by name). */
 export const CODEC_TYPES = Object.freeze([...TABLE].filter(([, r]) => (r[6] & ~R) !== 0).map(([id]) => id));
@@ -176,7 +179,7 @@ export function typeInfo(type) {
  * @throws {TypeError} for an unknown type
  */
 export function blockFields(type) {
-  return FIELDS.get(typeId(type)) ?? null;
+  return fields().get(typeId(type)) ?? null;
 }
 
 /**

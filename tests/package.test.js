@@ -151,6 +151,7 @@ test('Node, Deno and Bun run the smoke script against the installed package', as
       const out = JSON.parse(stdout);
       assertResults(out.results, name);
       assertThreads(out.threads, `${name} on threads`, THREADS[name]);
+      assert.deepEqual(out.split.failures, [], `${name}: split layout`);
       t.diagnostic(`${name}: ${out.threads.threads} threads`);
     });
   }
@@ -162,6 +163,8 @@ test('workerd: init() with no argument through the workerd condition; the defaul
   const dir = join(APP, 'workerd');
   mkdirSync(dir);
   // As wrangler does: .wasm imports stay imports of wasm modules listed in the config.
+  /** @type {Set<string>} every .wasm the worker imports, for the config's module list */
+  const wasmFiles = new Set();
   /** @type {import('esbuild').Plugin} */
   const wasmModules = {
     name: 'wasm-modules',
@@ -169,6 +172,7 @@ test('workerd: init() with no argument through the workerd condition; the defaul
       b.onResolve({ filter: /\.wasm$/ }, (a) => {
         const file = join(a.resolveDir, a.path);
         cpSync(file, join(dir, file.split('/').pop() ?? ''));
+        wasmFiles.add(file.split('/').pop() ?? '');
         return { path: file.split('/').pop(), external: true };
       });
       b.onResolve({ filter: /^\.\/default-entry\.js$/ }, () => ({ path: './default-entry.js', external: true }));
@@ -199,9 +203,7 @@ const worker :Workerd.Worker = (
   modules = [
     (name = "worker.js", esModule = embed "worker.js"),
     (name = "default-entry.js", esModule = embed "default-entry.js"),
-    (name = "blockquant-simd128.wasm", wasm = embed "blockquant-simd128.wasm"),
-    (name = "blockquant-scalar.wasm", wasm = embed "blockquant-scalar.wasm"),
-  ],
+${[...wasmFiles].map((f) => `    (name = "${f}", wasm = embed "${f}"),\n`).join('')}  ],
   compatibilityDate = "2025-01-01",
 );
 `,
@@ -230,6 +232,7 @@ const worker :Workerd.Worker = (
     assert.equal(res.status, 200, body + stderr);
     const out = JSON.parse(body);
     assertResults(out.results, 'workerd');
+    assert.deepEqual(out.split, { backend: 'simd128', failures: [] }, 'workerd: split layout');
     assert.match(out.plain, /does not allow compiling WebAssembly/);
     assert.match(
       out.plain,
@@ -349,9 +352,14 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
         const wk = await srv.result(`chromium-${build}-worker`);
         const pt = await srv.result(`chromium-${build}-page-threads`);
         const wt = await srv.result(`chromium-${build}-worker-threads`);
+        const ps = await srv.result(`chromium-${build}-page-split`);
         await p.close();
         assert.deepEqual(errors, []);
         assertResults(pg.value, `Chromium ${build} page`);
+        // The split layout's modules are found where a bundler emits them (plain ESM, Vite); esbuild
+        // does not emit new URL(..., import.meta.url) assets, and the split layout has no embedded copy.
+        if (build === 'esbuild') assert.match(ps.value.error ?? '', /cannot fetch|HTTP 404/, JSON.stringify(ps.value));
+        else assert.deepEqual(ps.value, { backend: 'relaxed', failures: [] }, `Chromium ${build} split layout`);
         assertResults(wk.value, `Chromium ${build} worker`);
         assertThreads(pt.value, `Chromium ${build} page on threads`, THREADS[`chromium-${build}`]);
         assertThreads(wt.value, `Chromium ${build} worker on threads`, THREADS[`chromium-${build}`]);
@@ -389,6 +397,8 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
       const wk = await srv.result('firefox-worker');
       assertResults(pg.value, 'Firefox page');
       assertResults(wk.value, 'Firefox worker');
+      const ps = await srv.result('firefox-page-split');
+      assert.deepEqual(ps.value.failures, [], `Firefox split layout: ${JSON.stringify(ps.value)}`);
       const pt = await srv.result('firefox-page-threads');
       const wt = await srv.result('firefox-worker-threads');
       assertThreads(pt.value, 'Firefox page on threads', THREADS.firefox);

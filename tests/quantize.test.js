@@ -238,3 +238,29 @@ test("MXFP4 at every shared exponent: maxima at and just below each power of two
   const d = firstDiff(got, want);
   assert.equal(d, -1, `byte ${d} of block ${Math.floor(d / 17)} (max ${x[32 * Math.floor(d / 17)]}) differs`);
 });
+
+// The Q8_0/Q8_1 codes are roundf(x * id), which the SIMD128 quantizer forms as trunc(v +
+// copysign(0.49999997, v)): blocks whose maximum is 127 (so d = 1 and id = 1 exactly) holding every
+// half n + 0.5 of the code range and its neighbour floats on both sides, in groups of four blocks
+// without NaN (the vector path), byte for byte against ggml's quantizers.
+test('Q8_0 and Q8_1 round every half of the code range and its neighbours as ggml', () => {
+  const f = (bits) => new Float32Array(new Uint32Array([bits >>> 0]).buffer)[0];
+  const bits = (v) => new Uint32Array(new Float32Array([v]).buffer)[0];
+  const vals = [];
+  for (let n = -127; n < 127; n++) {
+    const h = n + 0.5;
+    vals.push(h, f(bits(h) - 1), f(bits(h) + 1), n, n === 0 ? 0.49999997 : f(bits(n) + 1));
+  }
+  const blocks = Math.ceil(vals.length / 31 / 4) * 4;
+  const x = new Float32Array(blocks * 32);
+  for (let b = 0; b < blocks; b++) {
+    x[32 * b] = b % 2 ? -127 : 127;
+    for (let j = 1; j < 32; j++) x[32 * b + j] = vals[(31 * b + j - 1) % vals.length];
+  }
+  const [want0] = ggml.quantize([{ type: 8, x, cols: x.length }]);
+  const d0 = firstDiff(bq.quantize('q8_0', x), want0);
+  assert.equal(d0, -1, `q8_0: byte ${d0} (block ${Math.floor(d0 / 34)}) differs from ggml`);
+  const [want1] = ggml.quantizeRef([{ type: 9, x }]);
+  const d1 = firstDiff(bq.quantize('q8_1', x), want1);
+  assert.equal(d1, -1, `q8_1: byte ${d1} (block ${Math.floor(d1 / 36)}) differs from ggml`);
+});

@@ -44,6 +44,19 @@ static inline v128_t bq_rdot_off(v128_t lo, v128_t hi, const uint8_t *q, int sh)
   return wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_sub(p, wasm_i16x8_shl(s, sh)));
 }
 
+/* For the super-block formats whose 16-element sub-blocks carry 8-bit scales (Q2_K, Q3_K, Q6_K:
+ * simd128/kq236.h's layout): acc plus sub-block j's scaled products, of its codes c (bytes 0..127)
+ * and the 16 signed Q8_K codes at q8, as i32x4 partial sums: the i16 relaxed dot's pair sums times
+ * the scale by one i32x4.dot_i16x8_s. s16 holds the scales of sub-blocks 8 (j / 8) .. + 7 as i16
+ * (|scale| <= 128); one swizzle splats sub-block j's. Each call adds at most 2 * 128 * 2 * 128 *
+ * 127 < 2^23 to a lane, sixteen calls per super-block stay below 2^27. */
+static inline v128_t bq_rkq_sub16(v128_t acc, v128_t c, const uint8_t *q8, v128_t s16, int j) {
+  const int l = 2 * (j & 7);
+  const v128_t s = wasm_i8x16_swizzle(s16, wasm_i8x16_make(l, l + 1, l, l + 1, l, l + 1, l, l + 1,
+                                                           l, l + 1, l, l + 1, l, l + 1, l, l + 1));
+  return wasm_i32x4_add(acc, wasm_i32x4_dot_i16x8(bq_rdot16(wasm_v128_load(q8), c), s));
+}
+
 /* One matvec call's activations, prepared once for all rows (relaxed/matvec.c): per block the 32
  * codes, the sum of the codes, and d and s as floats. */
 typedef struct {

@@ -7,15 +7,13 @@
 void bq_q8_0_quantize_block__ref(const float *x, void *out);
 void bq_q8_1_quantize_block__ref(const float *x, void *out);
 
-/* Per-lane partial maxima of |x| over one block; a NaN or Inf anywhere shows up in a lane. */
-static inline v128_t bq_q8_amax(const float *x, v128_t *sum) {
-  v128_t m = wasm_f32x4_abs(wasm_v128_load(x));
-  *sum = wasm_f32x4_add(*sum, m);
-  for (int j = 1; j < 8; j++) {
-    const v128_t a = wasm_f32x4_abs(wasm_v128_load(x + 4 * j));
-    m = wasm_f32x4_pmax(m, a);
-    *sum = wasm_f32x4_add(*sum, a);
-  }
+/* Per-lane partial maxima of the bits of |x| over one block, as signed integers: for finite
+ * non-negative floats the integer order of the bits is their order (+-0 both give 0), so the
+ * largest is max |x| exactly; a NaN or Inf anywhere gives a lane of at least 0x7f800000. */
+static inline v128_t bq_q8_amax(const bq_k *k, const float *x) {
+  v128_t m = wasm_v128_and(wasm_v128_load(x), k->abs32);
+  for (int j = 1; j < 8; j++)
+    m = wasm_i32x4_max(m, wasm_v128_and(wasm_v128_load(x + 4 * j), k->abs32));
   return m;
 }
 
@@ -39,18 +37,16 @@ static inline v128_t bq_q8_codes(const bq_k *k, const float *x, v128_t id, uint8
  * sequential max scan treats NaN the way ggml's does; returns 0 then. */
 static inline int bq_q8_quant4(const bq_k *k, const float *x, uint8_t *o, size_t bs, size_t qs_off,
                                v128_t *d_out, v128_t *sums) {
-  /* pmax is an exact maximum of finite values; the sum of |x| catches NaN and Inf (and, rarely,
-   * an overflowing sum of finite values, which just takes the reference path). */
-  v128_t sum = wasm_f32x4_splat(0.0f);
-  const v128_t a0 = bq_q8_amax(x, &sum), a1 = bq_q8_amax(x + 32, &sum),
-               a2 = bq_q8_amax(x + 64, &sum), a3 = bq_q8_amax(x + 96, &sum);
-  const v128_t amax = bq_hmax4_f32(a0, a1, a2, a3);
-  const v128_t d = wasm_f32x4_div(amax, wasm_f32x4_splat(127.0f));
+  /* One integer max per 4 values (a float pmax would not see a NaN, and a sum of |x| beside it
+   * caught them at one more operation per 4 values). */
+  const v128_t bits = bq_hmax4_i32(bq_q8_amax(k, x), bq_q8_amax(k, x + 32), bq_q8_amax(k, x + 64),
+                                   bq_q8_amax(k, x + 96));
+  const v128_t d = wasm_f32x4_div(bits, wasm_f32x4_splat(127.0f));
   const v128_t zero = wasm_f32x4_splat(0.0f);
   const v128_t id = wasm_v128_andnot(wasm_f32x4_div(k->one, d), wasm_f32x4_eq(d, zero));
   /* Finite inputs and a finite 1/d (not so for a subnormal d) keep every x * id within +-127.x. */
   const v128_t ok =
-      wasm_v128_and(wasm_f32x4_lt(sum, k->inf32), wasm_f32x4_lt(wasm_f32x4_abs(id), k->inf32));
+      wasm_v128_and(wasm_i32x4_lt(bits, k->inf32), wasm_f32x4_lt(wasm_f32x4_abs(id), k->inf32));
   if (!wasm_i32x4_all_true(ok)) return 0;
   const v128_t h = bq_f2h_x4(k, d);
   bq_store_u16x4(o, bs, h);

@@ -1,6 +1,16 @@
 // A strict TypeScript consumer of the installed package: real types, not any (each expected
 // error at the end fails the compile if its line type-checks).
-import { init, parseGGUF, openGGUF, writeGGUF, GGUFError, GGMLType, type Codec, type InitOptions } from 'blockquant';
+import {
+  init,
+  parseGGUF,
+  openGGUF,
+  writeGGUF,
+  GGUFError,
+  GGMLType,
+  BlockquantError,
+  type Codec,
+  type InitOptions,
+} from 'blockquant';
 import { openGGUF as openFile } from 'blockquant/node';
 import wasm from 'blockquant/wasm/blockquant-simd128.wasm';
 
@@ -47,6 +57,16 @@ try {
     console.log(code, offset);
   }
 }
+// The split layout: a core, and modules enabled by name; what is loaded is typed.
+const core = await init({ layout: 'split' });
+try {
+  core.quantize('q4_K', new Float32Array(256));
+} catch (e) {
+  if (e instanceof BlockquantError && e.code === 'MODULE_NOT_LOADED') await core.enable('quant');
+}
+const loaded: boolean = core.modules.every((mod) => mod.loaded) || core.moduleOf('iq2_xs', 'dequantize').loaded;
+// @ts-expect-error no such layout
+await init({ layout: 'lazy' });
 // @ts-expect-error a string is not bytes
 bq.dequantize('q4_0', 'not bytes');
 // @ts-expect-error no such backend
@@ -55,4 +75,4 @@ await init({ backend: 'avx2' });
 bq.compress(q);
 // @ts-expect-error an array on shared memory is no BlobPart
 new Blob([same]);
-console.log(backend, d, m, version, firstName, dims, t, saved, parts, threaded, sameOld, decoded);
+console.log(backend, d, m, version, firstName, dims, t, saved, parts, threaded, sameOld, decoded, loaded);

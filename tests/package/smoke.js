@@ -177,3 +177,57 @@ export async function smokeThreads(lib) {
   if (threads > 1) await bq.close();
   return { threads, failures };
 }
+
+/**
+ * init({ layout: 'split' }): the core alone decodes Q4_K; a grid type's decoder and a quantizer
+ * throw MODULE_NOT_LOADED naming their module; after enable() (and, for the grid module, after a
+ * dequantizeTensor that loads it itself) the bytes equal the whole build's, including an IQ2_XS
+ * quantize with an importance matrix.
+ * @param {any} lib the package's module namespace
+ */
+export async function smokeSplit(lib) {
+  const failures = [];
+  const check = (ok, what) => {
+    if (!ok) failures.push(what);
+  };
+  const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+  const whole = await lib.init();
+  const bq = await lib.init({ layout: 'split' });
+  check(bq.backend === whole.backend, `split layout on ${bq.backend}, whole on ${whole.backend}`);
+  const x = new Float32Array(2048).map((_, i) => Math.sin(i * 0.37) * (1 + (i % 32)));
+  const w = new Float32Array(256).map((_, i) => 1 + (i % 5));
+  const q4k = whole.quantize('q4_K', x);
+  check(same(bq.dequantize('q4_K', q4k), whole.dequantize('q4_K', q4k)), 'core: q4_K dequantize');
+  const iq = whole.quantize('iq2_xs', x, { imatrix: w, rowLength: 256 });
+  const code = (f) => {
+    try {
+      f();
+      return 'no error';
+    } catch (e) {
+      return `${e.code}: ${e.message}`;
+    }
+  };
+  const want = (m, t) => `MODULE_NOT_LOADED: type ${t} needs module '${m}': await bq.enable('${m}')`;
+  check(
+    code(() => bq.dequantize('iq2_xs', iq)) === want('grid', 'iq2_xs'),
+    code(() => bq.dequantize('iq2_xs', iq)),
+  );
+  check(
+    code(() => bq.quantize('q4_K', x)) === want('quant', 'q4_K'),
+    code(() => bq.quantize('q4_K', x)),
+  );
+  const file = lib.parseGGUF(
+    lib.writeGGUF({ tensors: [{ name: 'g', type: lib.GGMLType.IQ2_XS, dims: [256, 8], data: iq }] }),
+  );
+  check(same(await bq.dequantizeTensor(file, 'g'), whole.dequantize('iq2_xs', iq)), 'grid: loaded by dequantizeTensor');
+  await bq.enable('quant', 'imat', 'dot');
+  check(same(bq.quantize('q4_K', x), q4k), 'quant: q4_K quantize');
+  check(same(bq.quantize('iq2_xs', x, { imatrix: w, rowLength: 256 }), iq), 'imat: iq2_xs quantize with an imatrix');
+  const v = new Float32Array(256).map((_, i) => Math.cos(i * 0.1));
+  check(same(bq.matvec('q4_K', q4k, 8, v), whole.matvec('q4_K', q4k, 8, v)), 'dot: q4_K matvec');
+  check(
+    bq.modules.every((m) => m.loaded),
+    'every module loaded',
+  );
+  return { backend: bq.backend, failures };
+}

@@ -32,7 +32,10 @@ const LAYOUT = {
   q5_1: { size: 24, qh: 4, qs: 8, m: 2 },
   q8_0: { size: 34, qh: -1, qs: 2, m: -1 },
   q8_1: { size: 36, qh: -1, qs: 4, m: 2 },
+  mxfp4: { size: 17, qh: -1, qs: 1, m: -1 }, // e (an E8M0 exponent), then 16 bytes of nibbles
 };
+/** The 32-value formats whose terms absTerms forms (the others' bound is absProducts). */
+const TERMS = new Set(['q4_0', 'q4_1', 'q5_0', 'q5_1']);
 
 /** binary16 bits -> number */
 function half(h) {
@@ -105,6 +108,8 @@ function blocks(t, nb, r, kind) {
         b[o + f + 1] = h >> 8;
       }
     }
+    // MXFP4: the scale 2^(e - 128) between 2^-28 and 2^2
+    if (t === 'mxfp4' && kind !== 'any') b[o] = 100 + ((r() * 30) | 0);
     if (kind === 'edge') {
       const v = [0x00, 0xff, 0x80, 0x7f][(r() * 4) | 0];
       b.fill(v, o + (L.qh >= 0 ? L.qh : L.qs), o + L.size);
@@ -113,9 +118,19 @@ function blocks(t, nb, r, kind) {
   return b;
 }
 
-// Q4_K (144 bytes: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles) and Q8_K
-// (292 bytes: f32 d, 256 codes, 16 i16 sums of 16 codes), as ggml lays them out.
-const K = { q4_K: 144, q8_K: 292 };
+// The super-block formats as ggml lays them out: bytes per block, where its fp16 scales are (h:
+// byte offsets) and its code bytes (c: the range the edge kind fills). Q4_K: d, dmin, 12 bytes of
+// 6-bit scales and mins, 128 bytes of nibbles; Q8_K: f32 d, 256 codes, 16 i16 sums of 16 codes.
+const K = { q2_K: 84, q3_K: 110, q4_K: 144, q5_K: 176, q6_K: 210, iq4_xs: 136, q8_K: 292 };
+/** @type {Record<string, { h: number[], c: [number, number] }>} */
+const KF = {
+  q2_K: { h: [80, 82], c: [16, 80] },
+  q3_K: { h: [108], c: [0, 96] },
+  q4_K: { h: [0, 2], c: [16, 144] },
+  q5_K: { h: [0, 2], c: [16, 176] },
+  q6_K: { h: [208], c: [0, 192] },
+  iq4_xs: { h: [0], c: [8, 136] },
+};
 
 /** Scale j and min j (0..7) of the Q4_K block at o. */
 function q4kScale(b, o, j) {
@@ -125,7 +140,7 @@ function q4kScale(b, o, j) {
     : [(s(j + 4) & 15) | ((s(j - 4) >> 6) << 4), (s(j + 4) >> 4) | ((s(j) >> 6) << 4)];
 }
 
-/** Random Q4_K or Q8_K blocks, kinds as blocks(); Q8_K sums are the codes' sums unless 'any'. */
+/** Random super-blocks of t, kinds as blocks(); Q8_K sums are the codes' sums unless 'any'. */
 function blocksK(t, nb, r, kind) {
   const b = new Uint8Array(nb * K[t]);
   for (let i = 0; i < b.length; i++) b[i] = (r() * 256) | 0;
@@ -133,11 +148,12 @@ function blocksK(t, nb, r, kind) {
   for (let i = 0; i < nb; i++) {
     const o = i * K[t];
     const edge = [0x00, 0xff, 0x80, 0x7f][(r() * 4) | 0];
-    if (t === 'q4_K') {
+    if (t !== 'q8_K') {
+      const f = KF[t];
       if (kind !== 'any')
-        for (const f of [0, 2])
-          dv.setUint16(o + f, (((r() * 2) | 0) << 15) | ((1 + ((r() * 20) | 0)) << 10) | ((r() * 1024) | 0), true);
-      if (kind === 'edge') b.fill(edge, o + 16, o + 144);
+        for (const h of f.h)
+          dv.setUint16(o + h, (((r() * 2) | 0) << 15) | ((1 + ((r() * 20) | 0)) << 10) | ((r() * 1024) | 0), true);
+      if (kind === 'edge') b.fill(edge, o + f.c[0], o + f.c[1]);
     } else {
       if (kind !== 'any') dv.setFloat32(o, (r() - 0.5) * 2 ** (((r() * 20) | 0) - 10), true);
       if (kind === 'edge') b.fill(edge, o + 4, o + 260);
@@ -219,13 +235,31 @@ async function check() {
     // The pair's own sum of the kernel's ISA: bq_<t>_dot_<t2>_sum__<isa>.
     return X[name.replace(/__(relaxed|simd128|ref)$/, '_sum__$1')](acc);
   };
+  /** sum of |w_e a_e| over the n elements of the blocks wr (type t) and x (t2), each decoded by
+   * the build's __ref dequantizer (src/ref/, which the Node suite checks against ggml's): at least
+   * the sum of |terms| of ggml's dot, for the formats whose terms this page does not form itself. */
+  const absProducts = (t, t2, wr, x, n) => {
+    const save = top;
+    const wp = put(wr.subarray(0, t in K ? (n / 256) * K[t] : (n / 32) * LAYOUT[t].size)),
+      xp = put(x),
+      dw = alloc(4 * n),
+      dx = alloc(4 * n);
+    X[`bq_${t}_dequantize__ref`](wp, dw, n);
+    X[`bq_${t2}_dequantize__ref`](xp, dx, n);
+    const a = new Float32Array(mem().buffer, dw, n),
+      b = new Float32Array(mem().buffer, dx, n);
+    let s = 0;
+    for (let e = 0; e < n; e++) s += Math.abs(a[e] * b[e]);
+    top = save;
+    return s;
+  };
   const failures = [];
   const kernels = Object.keys(X).filter((k) => k.endsWith('__relaxed') && !/_sum__relaxed$|^bq_acc_sum/.test(k));
   let checks = 0;
   const r = rng(SEED);
   for (const name of kernels) {
-    const [, t, op, t2] = /^bq_(q[0-9]_[0-9K])_(dot|matvec)_(q8_[01K])__relaxed$/.exec(name) ?? [];
-    if (!t) {
+    const [, t, op, t2] = /^bq_(\w+?)_(dot|matvec)_(q8_[01K])__relaxed$/.exec(name) ?? [];
+    if (!t || !(t in LAYOUT || t in K)) {
       failures.push(`${name}: not a kernel this page knows`);
       continue;
     }
@@ -242,7 +276,13 @@ async function check() {
           n = nb * (isK ? 256 : 32);
         const rowBytes = nb * (isK ? K[t] : LAYOUT[t].size);
         /** @param {Uint8Array} wr */
-        const bound = (wr) => 1e-5 * (isK ? absTermsK(wr, x, nb) : absTerms(t, t2, wr, x, nb));
+        const bound = (wr) =>
+          1e-5 *
+          (t === 'q4_K'
+            ? absTermsK(wr, x, nb)
+            : TERMS.has(t)
+              ? absTerms(t, t2, wr, x, nb)
+              : absProducts(t, t2, wr, x, n));
         const what = `${name} blocks=${nb} rows=${rows} ${kind} seed=${SEED}`;
         if (op === 'dot') {
           const got = dot(name, wp, xp, n),
@@ -367,10 +407,22 @@ async function bench() {
   const r = rng(SEED);
   const fmt = params.get('fmt') ?? 'q4_0';
   /** @type {Record<string, string>} the relaxed matvecs' activation types */
-  const ACT = { q4_0: 'q8_0', q4_1: 'q8_1', q5_0: 'q8_0', q5_1: 'q8_1', q4_K: 'q8_K' };
+  const ACT = {
+    q4_0: 'q8_0',
+    q4_1: 'q8_1',
+    q5_0: 'q8_0',
+    q5_1: 'q8_1',
+    q4_K: 'q8_K',
+    q2_K: 'q8_K',
+    q3_K: 'q8_K',
+    q5_K: 'q8_K',
+    q6_K: 'q8_K',
+    iq4_xs: 'q8_K',
+    mxfp4: 'q8_0',
+  };
   const act = ACT[fmt];
   if (!act) throw new Error(`no relaxed matvec for ${fmt}`);
-  const isK = fmt === 'q4_K',
+  const isK = fmt in K,
     pair = `${fmt}_matvec_${act}`;
   const w = isK ? blocksK(fmt, (rows * cols) / 256, r, 'finite') : blocks(fmt, (rows * cols) / 32, r, 'finite'),
     x = isK ? blocksK(act, cols / 256, r, 'finite') : blocks(act, cols / 32, r, 'finite');
