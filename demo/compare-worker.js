@@ -7,6 +7,7 @@
 import { init, openGGUF, planQuantize, readImatrix, typeInfo } from '../js/index.js';
 import { renderHeatmap } from './heatmap.js';
 import { cellBlocks, cellMaps, compareAll, filePairs, planPairs } from './compare-run.js';
+import { commonCell } from './compare-math.js';
 
 /**
  * @typedef {import('./compare-run.js').Side} Side
@@ -24,6 +25,8 @@ import { cellBlocks, cellMaps, compareAll, filePairs, planPairs } from './compar
 
 /** The heatmap covers at most this many values of a tensor (its first rows), as the viewer's. */
 const MAX_VALUES = 1 << 24;
+/** Cells of a tensor's maps at most (4M: three maps of 16 MB). */
+const MAX_CELLS = 1 << 22;
 /** A zoomed heatmap still shows this many cells a side (or all there are). */
 const MIN_SIDE = 64;
 
@@ -150,7 +153,10 @@ function pairOf(name) {
 async function mapsOf(name) {
   if (current?.name === name) return current.maps;
   const j = need();
-  const maps = await cellMaps(await bqPromise, j.a, j.b, pairOf(name), MAX_VALUES, running?.signal);
+  const p = pairOf(name);
+  // At most MAX_CELLS cells (three float32 maps of them): F16 against F32 has one value per cell.
+  const maxValues = Math.min(MAX_VALUES, MAX_CELLS * commonCell(p.aType, p.bType));
+  const maps = await cellMaps(await bqPromise, j.a, j.b, p, maxValues, running?.signal);
   current = { name, maps };
   return maps;
 }
