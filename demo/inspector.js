@@ -7,6 +7,9 @@ import { fmtNum } from './draw.js';
 import { noteFor } from './notes.js';
 import { byteDiagram, elementBytes, explainElement, fmt32 } from './formula.js';
 import { $, el, hex, nextFrame, numAttr } from './dom.js';
+import { encodeSection } from './encode-view.js';
+import { post } from './rpc.js';
+import { state } from './state.js';
 
 /**
  * Closes the inspector and gives the keyboard back to the heatmap; the page hears of it through a
@@ -345,6 +348,7 @@ export async function renderInspector(/** @type {BlockResult} */ r) {
     ),
     detailBox,
     subTable,
+    encodeSection(r, /** @type {string} */ (state.selected), el, post), // encode-view.js
     el('h3', { text: 'side by side' }),
     el('p', {
       class: 'note',

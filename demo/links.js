@@ -7,9 +7,12 @@
 //   format=  the format a float tensor is shown in (q4_0, q4_K, ...)
 //   scale=   the heatmap's colour scale when not linear (log)
 //   block=   the inspected block
+//   compare= what the compare panel compares the open file with (compare-ui.js): a URL,
+//            file:NAME (a local file, asked for again) or quantize:FTYPE (A quantized in memory);
+//            read here, written by writeCompare, and not in KEYS, so linkFor leaves it as it is
 //
-// More keys (the compare view's compare=, ...): add the key to KEYS, read it in readLink and
-// write it in linkFor; linkFor keeps every key it does not know about untouched.
+// More keys: add the key to KEYS, read it in readLink and write it in linkFor; linkFor keeps
+// every key it does not know about untouched.
 
 /** The keys this module reads and writes; any other parameter of the URL (backend) is kept as it is. */
 export const KEYS = ['url', 'file', 'tensor', 'format', 'scale', 'block'];
@@ -20,9 +23,9 @@ export const SCALES = ['linear', 'log'];
 /**
  * What a link asks for.
  * @typedef {{ urls: string[], files: string[], tensor: string | null, format: string | null,
- *   scale: string | null, block: number | null, blockText: string | null }} Link
+ *   scale: string | null, block: number | null, blockText: string | null, compare: string | null }} Link
  *   block: the block= value when it is a non-negative integer, else null; blockText: block= as
- *   written (null when absent), so a block that is not a number can be reported
+ *   written (null when absent), so a block that is not a number can be reported; compare: see above
  * @typedef {{ urls: string[], files: string[], tensor: string | null, format: string | null,
  *   scale: string, block: number | null }} View  what the page shows
  */
@@ -43,6 +46,7 @@ export function readLink(href) {
     scale: p.get('scale') || null,
     block: block !== null && /^\d{1,9}$/.test(block) ? Number(block) : null,
     blockText: block,
+    compare: p.get('compare') || null,
   };
 }
 
@@ -80,4 +84,15 @@ export function sameFiles(linked, picked) {
   const a = [...linked].sort(),
     b = [...picked].sort();
   return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
+ * Sets (or with null removes) the link's compare= part; every other part is kept. compare= is
+ * not in KEYS: the compare panel (compare-ui.js) writes it, and linkFor leaves it as it is.
+ */
+export function writeCompare(/** @type {string | null} */ value) {
+  const u = new URL(location.href);
+  if (value) u.searchParams.set('compare', value);
+  else u.searchParams.delete('compare');
+  if (u.href !== location.href) history.replaceState(null, '', u.href);
 }

@@ -12,6 +12,7 @@ import { VALUE_TYPES, valuesSummary } from './values-view.js';
 import { renderHeatmap, sharedHistograms, foldGrid } from './heatmap.js';
 import { originalOf } from './formula.js';
 import { explainOpenError, FULL_DOWNLOAD_LIMIT } from './url-errors.js';
+import { encodeOps } from './encode-ops.js';
 
 // ---- the messages (app.js sends { id, op, ...args } and reads the result) ----
 /**
@@ -394,7 +395,11 @@ const ops = {
  * Every operation by name: the tensor operations above and the model viewer's (overview, metadata,
  * vocabulary) over the same open file. Each takes the message's arguments and the generation.
  */
-const handlers = { ...ops, ...viewerOps(() => file) };
+const handlers = {
+  ...ops,
+  ...viewerOps(() => file),
+  ...encodeOps(() => ({ file, x: current?.x ?? null, name: current?.name ?? null }), bqPromise), // 'weighted'
+};
 /** @returns {op is keyof typeof handlers} */
 const isOp = (/** @type {string} */ op) => Object.hasOwn(handlers, op);
 

@@ -162,7 +162,7 @@ test('deep links: read and written back, other parameters kept, a bad block igno
   };
   const href = linkFor(base, v);
   assert.equal(new URL(href).searchParams.get('backend'), 'scalar');
-  assert.deepEqual(readLink(href), { ...v, blockText: '7' });
+  assert.deepEqual(readLink(href), { ...v, blockText: '7', compare: null });
   // A bad block is no block, and its text is kept to be reported.
   assert.deepEqual(
     [readLink('http://h/?tensor=t&block=-1').block, readLink('http://h/?tensor=t&block=-1').blockText],
@@ -180,6 +180,9 @@ test('deep links: read and written back, other parameters kept, a bad block igno
   });
   assert.deepEqual(new URL(local).searchParams.getAll('file'), ['m-00001-of-00002.gguf', 'm-00002-of-00002.gguf']);
   assert.equal(new URL(local).searchParams.get('compare'), 'x.gguf');
+  // compare= (the compare panel's) is read, and kept by linkFor, whatever the view.
+  assert.equal(readLink(local).compare, 'x.gguf');
+  assert.equal(readLink(`${base}&compare=quantize:Q4_K_M`).compare, 'quantize:Q4_K_M');
   assert.deepEqual(new URL(linkFor(base, { ...v, files: ['m.gguf'] })).searchParams.getAll('file'), []);
   assert.equal(sameFiles(['b.gguf', 'a.gguf'], ['a.gguf', 'b.gguf']), true);
   assert.equal(sameFiles(['a.gguf'], ['a.gguf', 'b.gguf']), false);
