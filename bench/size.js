@@ -1,8 +1,9 @@
-// make bench: the gzipped bytes (level 9) a browser downloads for two Vite-built apps that use the
-// package (resolved through its exports map, as from node_modules): one that calls init() +
-// dequantize, one that only parses GGUF. Lists every emitted asset, marking what the page loads:
-// the entry chunk and its static imports, and the .wasm of the selected build (relaxed in Chromium,
-// which passes the relaxed-SIMD probe; SIMD128 where relaxed SIMD is refused); dynamic chunks (the
+// make bench: the gzipped bytes (level 9) a browser downloads for three Vite-built apps that use the
+// package (resolved through its exports map, as from node_modules): one that calls init() (the
+// split layout) + dequantize, one that calls init({ layout: 'whole' }) + dequantize, one that only
+// parses GGUF. Lists every emitted asset, marking what the page loads: the entry chunk and its
+// static imports, and the .wasm of the selected build or its core (relaxed in Chromium, which
+// passes the relaxed-SIMD probe; SIMD128 where relaxed SIMD is refused); dynamic chunks (the
 // embedded fallback builds) and the other builds are emitted but not downloaded.
 //
 // The numbers are deterministic for a build, so the README's size sentence is the one
@@ -18,10 +19,10 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const README = join(REPO, 'README.md');
 const APPS = {
   codec: `import { init } from 'blockquant';
-const bq = await init();
+const bq = await init({ layout: 'whole' });
 document.body.textContent = String(bq.dequantize('q4_0', new Uint8Array(18))[0]);`,
   split: `import { init } from 'blockquant';
-const bq = await init({ layout: 'split' });
+const bq = await init();
 document.body.textContent = String(bq.dequantize('q4_0', new Uint8Array(18))[0]);`,
   parse: `import { parseGGUF } from 'blockquant';
 const r = await fetch('model.gguf');
@@ -72,7 +73,7 @@ export async function measure() {
         for (const i of c.imports ?? []) visit(i);
       };
       for (const [key, c] of Object.entries(manifest)) if (c.isEntry) visit(key);
-      // The split layout's URL table is a dynamic import that init({ layout: 'split' }) always makes.
+      // The split layout's URL table is a dynamic import that the split layout's init() always makes.
       if (name === 'split')
         for (const key of Object.keys(manifest)) if (key.endsWith('js/bundled-split.js')) visit(key);
       /** @type {Map<string, string>} emitted file -> its source path */
@@ -116,13 +117,13 @@ export function sizeSentence(m) {
   const s = m.split;
   const side = (/** @type {string} */ mod) => kb(s.modules[`relaxed-${mod}`]);
   const text =
-    `A Vite app that calls \`init()\` and \`dequantize\` downloads ${kb(js + wasm.relaxed)} KB gzipped in Chromium ` +
-    `(${kb(js)} KB of JS and ${kb(wasm.relaxed)} KB of wasm: the relaxed build), ${kb(js + wasm.simd128)} KB ` +
-    `where the SIMD128 build is selected and ${kb(js + wasm.scalar)} KB with the scalar one. With ` +
-    `\`init({ layout: 'split' })\` it downloads ${kb(s.js + s.wasm.relaxed)} KB (${kb(s.js)} KB of JS and the ` +
-    `relaxed build's core, ${kb(s.wasm.relaxed)} KB), ${kb(s.js + s.wasm.simd128)} KB with SIMD128 and ` +
-    `${kb(s.js + s.wasm.scalar)} KB with scalar, and the side modules on first use: quant ${side('quant')} KB, ` +
-    `dot ${side('dot')} KB, grid ${side('grid')} KB, imat ${side('imat')} KB (relaxed). One that only ` +
+    `A Vite app that calls \`init()\` and \`dequantize\` downloads ${kb(s.js + s.wasm.relaxed)} KB gzipped in ` +
+    `Chromium (${kb(s.js)} KB of JS and the relaxed build's core, ${kb(s.wasm.relaxed)} KB: the split layout), ` +
+    `${kb(s.js + s.wasm.simd128)} KB where the SIMD128 build is selected and ${kb(s.js + s.wasm.scalar)} KB with ` +
+    `the scalar one, and the side modules on first use: quant ${side('quant')} KB, dot ${side('dot')} KB, ` +
+    `grid ${side('grid')} KB, imat ${side('imat')} KB (relaxed). With \`init({ layout: 'whole' })\` it ` +
+    `downloads ${kb(js + wasm.relaxed)} KB (${kb(js)} KB of JS and ${kb(wasm.relaxed)} KB of wasm: the whole ` +
+    `relaxed build), ${kb(js + wasm.simd128)} KB with SIMD128 and ${kb(js + wasm.scalar)} KB with scalar. One that only ` +
     `parses GGUF, ${kb(m.parse.js)} KB (gzip level 9; \`node bench/size.js\` measures them, ` +
     `\`tests/size.test.js\` checks this sentence against the build).`;
   const lines = [];
@@ -144,8 +145,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const m = await measure();
   for (const [name, app] of Object.entries(m)) {
     const what = {
-      codec: 'init() + dequantize',
-      split: "init({ layout: 'split' }) + dequantize",
+      codec: "init({ layout: 'whole' }) + dequantize",
+      split: 'init() + dequantize (the split layout)',
       parse: 'parseGGUF only',
     };
     console.log(`\nVite app, ${what[/** @type {keyof typeof what} */ (name)]}: gzipped bytes`);

@@ -31,7 +31,7 @@ const MAX_CELLS = 1 << 22;
 const MIN_SIDE = 64;
 
 const asked = new URL(self.location.href).searchParams.get('backend');
-const bqPromise = init(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {});
+const bqPromise = init({ layout: 'whole', ...(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {}) });
 
 /** @type {{ a: any, b: Side, pairs: Pair[] } | null} */
 let job = null;

@@ -36,12 +36,14 @@ import { PART } from './quantize-stored.js';
 const asked = new URL(self.location.href).searchParams.get('backend');
 /** @type {{ backend?: 'simd128' | 'scalar' }} */
 const backend = asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {};
+/** The whole layout: the pipeline runs every kind of kernel. */
+const whole = /** @type {const} */ ({ layout: 'whole' });
 /** One codec per thread count, made on first use and kept (its tables too). */
 /** @type {Map<number, Promise<any>>} */
 const codecs = new Map();
 const codecFor = (/** @type {number} */ n) => {
   let c = codecs.get(n);
-  if (!c) codecs.set(n, (c = n > 1 ? init({ ...backend, threads: n }) : init(backend)));
+  if (!c) codecs.set(n, (c = n > 1 ? init({ ...backend, threads: n }) : init({ ...whole, ...backend })));
   return c;
 };
 /** The running start's controller (one at a time). */

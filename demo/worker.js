@@ -73,7 +73,7 @@ const MAX_VALUES = 1 << 25; // 32M values (128 MB as f32) analysed at most
 const WORST = 8; // blocks listed as the worst of each map
 
 const asked = new URL(self.location.href).searchParams.get('backend');
-const bqPromise = init(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {});
+const bqPromise = init({ layout: 'whole', ...(asked === 'simd128' || asked === 'scalar' ? { backend: asked } : {}) });
 /** @type {OpenFile | null} */
 let file = null;
 /** The tensor analysed last: its f32 values, per format its blocks, and its heatmaps' values

@@ -20,7 +20,9 @@ const split = (backend, name) => import('./bundled-split.js').then((m) => m.spli
  * Loads a blockquant build and returns its codec API. The bundled builds are compiled once and
  * cached; each call returns a new instance with its own memory. With `threads: n` (n > 1) the heavy
  * calls run on n module workers sharing one memory and return Promises (a ThreadedCodec), where the
- * page is cross-origin isolated; elsewhere the synchronous codec with `threads === 1`.
+ * page is cross-origin isolated; elsewhere the synchronous codec with `threads === 1`. Without
+ * `layout` or `module` this entry loads the split layout: the core decodes every type but the grid
+ * types; `await bq.enable(...)` (or the async calls, which load what they need) adds the rest.
  * @overload
  * @param {InitOptions & { threads?: 1 }} [options]
  * @returns {Promise<import('./codec.js').Codec>}
@@ -38,7 +40,7 @@ const split = (backend, name) => import('./bundled-split.js').then((m) => m.spli
  */
 export async function init(options = {}) {
   const { threads, minSplitBytes, roundBytes, ...rest } = options;
-  if (threads === undefined) return initWith(rest, bundled, split);
+  if (threads === undefined) return initWith(rest, bundled, split, 'split');
   const { initThreads, threadsModuleURL, spawnBrowser, spawnEmbedded } = await import('./threads.js');
   const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
   return initThreads(threads, {

@@ -14,10 +14,12 @@ import { buildInfo, checkModule, instantiate, moduleFrom, relaxedUnsupported, si
  * @property {number} [stagingBytes] wasm memory used to stream data through (default 4 MiB);
  *   any input size works, in chunks of about this size
  * @property {typeof fetch} [fetch] used when module is a URL
- * @property {'whole' | 'split'} [layout] 'whole' (default): one module with every kernel; 'split':
+ * @property {'whole' | 'split'} [layout] 'whole': one module with every kernel; 'split':
  *   the build's core (the type table and the decoders of every type but the grid types), and side
  *   modules loaded on first use (codec.enable(name), or the async calls that need them; see
- *   codec.modules and src/modules.inc). Not with `module`.
+ *   codec.modules and src/modules.inc). Not with `module`. Default: 'split' from the browsers'
+ *   entry (the whole build where the split modules cannot be loaded), 'whole' in Node, Deno, Bun
+ *   and workerd, and with `module`.
  */
 
 const DEFAULT_STAGING = 4 << 20;
@@ -29,9 +31,19 @@ const DEFAULT_STAGING = 4 << 20;
  * @param {InitOptions} options
  * @param {import('./loader.js').BundledLoader} whole
  * @param {SplitLoader} [split] loads a module of the split layout (the core or a side module)
+ * @param {'whole' | 'split'} [layoutDefault] the layout when options name none: 'split' (the
+ *   browsers' entry) falls back to the whole build, with its embedded copy, where the split
+ *   modules cannot be loaded (a bundle that does not emit them, such as esbuild's)
  * @returns {Promise<Codec>}
  */
-export async function initWith(options, whole, split) {
+export async function initWith(options, whole, split, layoutDefault = 'whole') {
+  if (layoutDefault === 'split' && split && options.layout === undefined && options.module === undefined) {
+    try {
+      return await initWith({ ...options, layout: 'split' }, whole, split);
+    } catch {
+      // The whole layout's own outcome (its build, its embedded copy or its error) is the answer.
+    }
+  }
   const layout = options.layout ?? 'whole';
   if (layout !== 'whole' && layout !== 'split')
     throw new TypeError(`layout must be 'whole' or 'split', got ${JSON.stringify(layout)}`);

@@ -150,6 +150,10 @@ test('Node, Deno and Bun run the smoke script against the installed package', as
       const { stdout } = await run(/** @type {string} */ (cmd), /** @type {string[]} */ (args), { cwd: APP, env });
       const out = JSON.parse(stdout);
       assertResults(out.results, name);
+      assert.ok(
+        out.results.every((/** @type {any} */ r) => r.layout === 'whole'),
+        `${name}: init()'s layout`,
+      );
       assertThreads(out.threads, `${name} on threads`, THREADS[name]);
       assert.deepEqual(out.split.failures, [], `${name}: split layout`);
       t.diagnostic(`${name}: ${out.threads.threads} threads`);
@@ -232,6 +236,10 @@ ${[...wasmFiles].map((f) => `    (name = "${f}", wasm = embed "${f}"),\n`).join(
     assert.equal(res.status, 200, body + stderr);
     const out = JSON.parse(body);
     assertResults(out.results, 'workerd');
+    assert.ok(
+      out.results.every((/** @type {any} */ r) => r.layout === 'whole'),
+      "workerd: init()'s layout",
+    );
     assert.deepEqual(out.split, { backend: 'simd128', failures: [] }, 'workerd: split layout');
     assert.match(out.plain, /does not allow compiling WebAssembly/);
     assert.match(
@@ -365,11 +373,19 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
         assertThreads(wt.value, `Chromium ${build} worker on threads`, THREADS[`chromium-${build}`]);
         t.diagnostic(`Chromium ${build}: page ${pt.value.threads} threads, worker ${wt.value.threads}`);
         const wasm = pg.requests.filter((/** @type {string} */ r) => r.endsWith('.wasm'));
+        // init() is the split layout where the bundle emits its modules, else the whole build.
+        assert.equal(pg.value[0].layout, build === 'esbuild' ? 'whole' : 'split', `Chromium ${build}: init()'s layout`);
         if (build !== 'esbuild') {
-          // Only the selected build is downloaded (relaxed: Chromium passes the relaxed-SIMD probe),
-          // as a .wasm file, and no embedded copy.
-          assert.equal(wasm.length, 1, `page requests: ${pg.requests.join(' ')}`);
-          assert.match(wasm[0], /relaxed.*\.wasm$/);
+          // Only the selected build's modules are downloaded (relaxed: Chromium passes the
+          // relaxed-SIMD probe), the core first, as .wasm files, and no embedded copy; the smoke
+          // script enabled every side module.
+          assert.equal(wasm.length, 5, `page requests: ${pg.requests.join(' ')}`);
+          assert.match(wasm[0], /relaxed-core.*\.wasm$/);
+          for (const m of ['quant', 'dot', 'grid', 'imat'])
+            assert.ok(
+              wasm.some((/** @type {string} */ r) => new RegExp(`relaxed-${m}.*\\.wasm$`).test(r)),
+              `${m}: ${wasm.join(' ')}`,
+            );
           assert.ok(
             !pg.requests.some((/** @type {string} */ r) =>
               /wasm\/(relaxed|simd128)\.js|(relaxed|simd128)-.*\.js/.test(r),
@@ -396,6 +412,7 @@ test('browsers: plain ESM, Vite and esbuild builds, each in a page and a module 
       const pg = await srv.result('firefox-page');
       const wk = await srv.result('firefox-worker');
       assertResults(pg.value, 'Firefox page');
+      assert.equal(pg.value[0].layout, 'split', "Firefox: init()'s layout");
       assertResults(wk.value, 'Firefox worker');
       const ps = await srv.result('firefox-page-split');
       assert.deepEqual(ps.value.failures, [], `Firefox split layout: ${JSON.stringify(ps.value)}`);

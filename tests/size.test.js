@@ -22,7 +22,7 @@ test("the README's size sentence is what the build measures", () => {
   assert.equal(found[0], sizeSentence(m), 'README size sentence is stale: node bench/size.js --readme');
 });
 
-test('issue 24: init({ layout: "split" }) + dequantize downloads at most 32 KB gzipped, whichever build is selected', () => {
+test('issue 24: init() (the split layout) + dequantize downloads at most 32 KB gzipped, whichever build is selected', () => {
   for (const [build, core] of Object.entries(m.split.wasm))
     assert.ok(m.split.js + core <= 32 * 1024, `${build}: ${m.split.js} B of JS + ${core} B of core wasm`);
 });

@@ -43,6 +43,14 @@ export async function smoke(lib, opts = {}) {
     if (!ok) failures.push(what);
   };
   const bq = await lib.init(opts.init);
+  // The layout init chose (split from the browsers' entry, whole elsewhere); then every module, so
+  // the same calls run on either.
+  const layout = bq.modules.every((/** @type {{ loaded: boolean }} */ m) => m.loaded) ? 'whole' : 'split';
+  await bq.enable(
+    ...bq.modules
+      .filter((/** @type {{ loaded: boolean }} */ m) => !m.loaded)
+      .map((/** @type {{ name: string }} */ m) => m.name),
+  );
   const digest = hasher();
   // Deterministic inputs with a spread of magnitudes and both signs.
   const x = new Float32Array(N).map((_, i) => Math.sin(i * 0.37) * (1 + (i % 32)) * (i % 3 === 0 ? -0.01 : 1));
@@ -142,7 +150,7 @@ export async function smoke(lib, opts = {}) {
   }
   check(bad === 'GGUFError', `a truncated file throws GGUFError, got ${bad || 'nothing'}`);
 
-  return { backend: bq.backend, digest: digest.hex(), failures };
+  return { backend: bq.backend, layout, digest: digest.hex(), failures };
 }
 
 /**
@@ -157,7 +165,7 @@ export async function smokeThreads(lib) {
     if (!ok) failures.push(what);
   };
   const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
-  const one = await lib.init({ backend: 'simd128' });
+  const one = await lib.init({ backend: 'simd128', layout: 'whole' });
   const bq = await lib.init({ threads: 2, minSplitBytes: 0 });
   const rows = 96,
     cols = 1024;
@@ -191,7 +199,7 @@ export async function smokeSplit(lib) {
     if (!ok) failures.push(what);
   };
   const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
-  const whole = await lib.init();
+  const whole = await lib.init({ layout: 'whole' });
   const bq = await lib.init({ layout: 'split' });
   check(bq.backend === whole.backend, `split layout on ${bq.backend}, whole on ${whole.backend}`);
   const x = new Float32Array(2048).map((_, i) => Math.sin(i * 0.37) * (1 + (i % 32)));

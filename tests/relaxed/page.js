@@ -339,7 +339,7 @@ const f32 = (/** @type {number} */ u) => new Float32Array(new Uint32Array([u >>>
  * @param {string[]} failures
  */
 async function checkQuantize(relaxed, failures) {
-  const simd = await init({ backend: 'simd128' });
+  const simd = await init({ backend: 'simd128', layout: 'whole' });
   const r = rng(SEED + 7);
   const cols = 512,
     kinds = 12;
