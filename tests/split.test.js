@@ -246,3 +246,35 @@ test('the threads build is whole: its codec has every module loaded, and enable(
     await /** @type {any} */ (bq).close?.();
   }
 });
+
+test("initWith's split default: the split layout where its modules load, else the whole build; an explicit layout is kept", async () => {
+  const { initWith } = await import('../js/init.js');
+  const files = await import('../js/bundled-file.js');
+  const missing = () => Promise.reject(new Error('cannot fetch the core'));
+  const loaded = (/** @type {import('../js/codec.js').Codec} */ c) => c.modules.every((m) => m.loaded);
+  const opts = { backend: BACKEND };
+  // The browsers' entry: split where the core loads.
+  const s = await initWith(opts, files.bundledModule, files.splitModule, 'split');
+  assert.equal(loaded(s), false);
+  assert.equal(s.moduleOf('q4_K', 'quantize').loaded, false);
+  // A bundle without the modules: the whole build, every module loaded.
+  const w = await initWith(opts, files.bundledModule, missing, 'split');
+  assert.equal(loaded(w), true);
+  assert.equal(w.backend, s.backend);
+  // An explicit layout is not second-guessed: split fails as its loader fails, whole stays whole.
+  await assert.rejects(
+    initWith({ ...opts, layout: 'split' }, files.bundledModule, missing, 'split'),
+    /cannot fetch the core/,
+  );
+  assert.equal(
+    loaded(await initWith({ ...opts, layout: 'whole' }, files.bundledModule, files.splitModule, 'split')),
+    true,
+  );
+  // The other entries' default: whole.
+  assert.equal(loaded(await initWith(opts, files.bundledModule, files.splitModule)), true);
+  // A bad option is reported as itself, not hidden by the fallback.
+  await assert.rejects(
+    initWith({ ...opts, stagingBytes: 1 }, files.bundledModule, files.splitModule, 'split'),
+    RangeError,
+  );
+});
