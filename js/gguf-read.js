@@ -4,8 +4,8 @@
 // proportional to the header bytes read (see Reader.charge), and the input is never modified.
 
 import { typeInfo } from './types.js';
+import { TYPE_ROWS } from './gen/types-table.js';
 import {
-  VT,
   SIZE,
   TYPED_ARRAYS,
   ACCESSOR,
@@ -28,6 +28,12 @@ import {
 
 /** ggml's id of Q2_0, whose pre-release files used another block layout under the same id. */
 const Q2_0_ID = 42;
+// The value types the reader treats apart (GGUFValueType's numbers, spelled here so that a
+// parse-only bundle does not carry the enum).
+const VT_UINT32 = 4,
+  VT_BOOL = 7,
+  VT_STRING = 8,
+  VT_ARRAY = 9;
 
 /** Thrown inside the parser when a prefix of the file ends early; openGGUF reads more and retries. */
 export class NeedMore extends Error {
@@ -243,11 +249,11 @@ class Reader {
       this.pos += SIZE[type];
       return { value: /** @type {any} */ (this.dv)[`get${ACCESSOR[type]}`](at, this.le) };
     }
-    if (type === VT.BOOL) {
+    if (type === VT_BOOL) {
       this.need(1, 'value');
       return { value: this.buf[this.pos++] !== 0 };
     }
-    if (type === VT.STRING) return { value: this.string('value') };
+    if (type === VT_STRING) return { value: this.string('value') };
     const itemType = this.valueType('item type');
     return { value: this.array(itemType, 1), itemType };
   }
@@ -262,10 +268,10 @@ class Reader {
    */
   array(itemType, level) {
     const min =
-      itemType === VT.STRING ? (this.v1 ? 4 : 8) : itemType === VT.ARRAY ? (this.v1 ? 8 : 12) : SIZE[itemType];
+      itemType === VT_STRING ? (this.v1 ? 4 : 8) : itemType === VT_ARRAY ? (this.v1 ? 8 : 12) : SIZE[itemType];
     const n = this.count('item count', min);
-    if (itemType === VT.STRING) return this.strings(n);
-    if (itemType === VT.ARRAY) return this.arrays(n, level);
+    if (itemType === VT_STRING) return this.strings(n);
+    if (itemType === VT_ARRAY) return this.arrays(n, level);
     const size = SIZE[itemType];
     this.need(n * size, 'items');
     const at = this.pos;
@@ -275,7 +281,7 @@ class Reader {
     const bytes = new Uint8Array(n * size);
     bytes.set(this.buf.subarray(at, at + n * size));
     if (!this.le && size > 1) swapInPlace(bytes, size);
-    const C = itemType === VT.BOOL ? Uint8Array : TYPED_ARRAYS[itemType];
+    const C = itemType === VT_BOOL ? Uint8Array : TYPED_ARRAYS[itemType];
     return new /** @type {any} */ (C)(bytes.buffer, 0, n);
   }
 
@@ -392,7 +398,7 @@ export function parseHeader(prefix, fileSize, options) {
   const al = kv.find((e) => e.key === 'general.alignment');
   if (al) {
     const v = /** @type {number} */ (al.value);
-    if (al.type !== VT.UINT32 || v === 0 || (v & (v - 1)) !== 0) {
+    if (al.type !== VT_UINT32 || v === 0 || (v & (v - 1)) !== 0) {
       throw new GGUFError(
         'BAD_ALIGNMENT',
         0,
@@ -478,12 +484,11 @@ export function parseHeader(prefix, fileSize, options) {
     }
     const tAt = r.pos;
     const type = r.u32('type');
-    let info = null;
-    try {
-      info = typeInfo(type);
-    } catch {
-      // listed with an unknown size (see above)
-    }
+    // The type table's row [id, name, blockSize, typeSize, ...] read directly, not through
+    // typeInfo, so that a parse-only bundle does not carry types.js; no row: listed with an unknown
+    // size (see above).
+    const row = TYPE_ROWS.find((x) => x[0] === type);
+    const info = row ? { name: row[1], blockSize: row[2], typeSize: row[3] } : null;
     const ne0 = nDims > 0 ? BigInt(dims[0]) : 1n; // missing dimensions are 1, as in ggml
     if (info && ne0 % BigInt(info.blockSize) !== 0n) {
       throw new GGUFError(
