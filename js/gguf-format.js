@@ -2,7 +2,7 @@
 // arrays, ggml's caps, and GGUFError.
 
 /** GGUF metadata value types. */
-export const GGUFValueType = Object.freeze({
+export const GGUFValueType = /* @__PURE__ */ Object.freeze({
   UINT8: 0,
   INT8: 1,
   UINT16: 2,

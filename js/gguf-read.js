@@ -1,11 +1,11 @@
 // The GGUF header reader: a bounds-checked cursor over a prefix of a file, the header parser and
 // validator, and parseGGUF for whole files in memory. Every failure is a GGUFError naming the field
 // and byte offset; API misuse is a TypeError or RangeError. Memory use is bounded by a budget
-// proportional to the header bytes read (see Reader.charge), and the input is never modified.
+// proportional to the header bytes read (see charge in parseHeader), and the input is never modified.
 
 import { typeInfo } from './types.js';
+import { TYPE_ROWS } from './gen/types-table.js';
 import {
-  VT,
   SIZE,
   TYPED_ARRAYS,
   ACCESSOR,
@@ -28,6 +28,12 @@ import {
 
 /** ggml's id of Q2_0, whose pre-release files used another block layout under the same id. */
 const Q2_0_ID = 42;
+// The value types the reader treats apart (GGUFValueType's numbers, spelled here so that a
+// parse-only bundle does not carry the enum).
+const VT_UINT32 = 4,
+  VT_BOOL = 7,
+  VT_STRING = 8,
+  VT_ARRAY = 9;
 
 /** Thrown inside the parser when a prefix of the file ends early; openGGUF reads more and retries. */
 export class NeedMore extends Error {
@@ -98,226 +104,6 @@ export function checkParseOptions(options) {
   return /** @type {ParseOptions} */ (options);
 }
 
-/** A cursor over a prefix of a file. */
-class Reader {
-  /**
-   * @param {Uint8Array} buf the first buf.length bytes of the file (plain view; never written)
-   * @param {number} fileSize
-   * @param {ParseOptions} opt
-   */
-  constructor(buf, fileSize, opt) {
-    this.buf = buf;
-    this.dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-    this.shared = hasShared && buf.buffer instanceof SharedArrayBuffer;
-    this.size = fileSize;
-    this.pos = 0;
-    this.le = true;
-    this.v1 = false;
-    this.strict = opt.strictUtf8 === true;
-    this.maxDepth = opt.maxDepth ?? DEFAULT_MAX_DEPTH;
-    /** Estimated bytes of memory the decoded values hold so far. */
-    this.cost = 0;
-    /** Byte length of the last string read. */
-    this.lastLength = 0;
-    // What is being read, for messages, which are built only when an error is thrown (a string per
-    // array item would cost more than the items): the section, its index, the key or tensor name,
-    // and the indices of the array items being read, outermost first.
-    this.section = '';
-    this.index = -1;
-    /** @type {string | undefined} */
-    this.label = undefined;
-    /** @type {number[]} */
-    this.path = [];
-  }
-
-  /** The name of the field being read, e.g. `"tokenizer.ggml.tokens"[7] length`. @param {string} what */
-  field(what) {
-    let s = this.section;
-    if (this.index >= 0) s += ` #${this.index}`;
-    if (this.label !== undefined) s += ` ${JSON.stringify(this.label)}`;
-    for (const i of this.path) s += `[${i}]`;
-    return what ? `${s} ${what}`.trim() : s;
-  }
-
-  /** Ensures n more bytes exist; past the file end that is truncation. */
-  /** @param {number} n @param {string} what */
-  need(n, what) {
-    const end = this.pos + n;
-    if (end > this.size)
-      throw new GGUFError(
-        'TRUNCATED',
-        this.pos,
-        `file ends inside ${this.field(what)} (needs ${n} bytes, ${Math.max(0, this.size - this.pos)} left)`,
-      );
-    if (end > this.buf.length) throw new NeedMore(end);
-  }
-
-  /**
-   * Adds the estimated memory of a decoded value; refuses once the total passes the budget.
-   * @param {number} bytes
-   */
-  charge(bytes) {
-    this.cost += bytes;
-    const budget = this.pos * BUDGET_PER_BYTE + BUDGET_BASE;
-    if (this.cost > budget)
-      throw new GGUFError(
-        'LIMIT',
-        this.pos,
-        `${this.field('')}: decoding the header would take about ${this.cost} bytes of memory, more than ` +
-          `${BUDGET_PER_BYTE}x the ${this.pos} header bytes read so far plus ${BUDGET_BASE}`,
-      );
-  }
-
-  /** @param {string} what */ u32(what) {
-    this.need(4, what);
-    const v = this.dv.getUint32(this.pos, this.le);
-    this.pos += 4;
-    return v;
-  }
-  /** @param {string} what */ u64(what) {
-    this.need(8, what);
-    const v = this.dv.getBigUint64(this.pos, this.le);
-    this.pos += 8;
-    return v;
-  }
-
-  /**
-   * A count or length (u64, or u32 in v1) of items of at least minItem bytes each: at most `max`,
-   * and small enough that the items fit in the rest of the file.
-   * @param {string} what @param {number} minItem @param {number} max
-   */
-  count(what, minItem, max = MAX_ITEMS) {
-    const at = this.pos;
-    // Read as two u32 halves: no BigInt per count (arrays of arrays read one count per item).
-    const first = this.u32(what);
-    const second = this.v1 ? 0 : this.u32(what);
-    const [l, h] = this.le || this.v1 ? [first, second] : [second, first];
-    const room = Math.max(0, this.size - this.pos);
-    if (h !== 0 || l > MAX_ITEMS || l * minItem > room)
-      throw new GGUFError(
-        'TOO_LARGE',
-        at,
-        `${this.field(what)} ${h * 2 ** 32 + l} cannot fit in the file (${room} bytes left)`,
-      );
-    if (l > max)
-      throw new GGUFError('LIMIT', at, `${this.field(what)} ${l} is more than the ${max} this reader accepts`);
-    return l;
-  }
-
-  /** A string: length, then UTF-8 bytes. @param {string} what */
-  string(what) {
-    const n = this.count(what ? `${what} length` : 'length', 1, MAX_STRING_BYTES);
-    this.need(n, what);
-    const at = this.pos;
-    this.pos += n;
-    this.charge(COST_STRING + 2 * n);
-    this.lastLength = n;
-    let bytes = this.buf.subarray(at, at + n);
-    if (this.shared) bytes = bytes.slice(); // browsers' TextDecoder refuses shared memory
-    if (this.strict) {
-      try {
-        return utf8Strict.decode(bytes);
-      } catch {
-        throw new GGUFError('BAD_UTF8', at, `${this.field(what)} is not valid UTF-8`);
-      }
-    }
-    return utf8.decode(bytes);
-  }
-
-  /** A value type or array item type (u32, at most 12). @param {string} what */
-  valueType(what) {
-    const t = this.u32(what);
-    if (t > 12) throw new GGUFError('BAD_VALUE_TYPE', this.pos - 4, `${this.field(what)}: unknown value type ${t}`);
-    return t;
-  }
-
-  /**
-   * A metadata value of a type already read.
-   * @param {number} type
-   * @returns {{ value: unknown, itemType?: number }}
-   */
-  value(type) {
-    const at = this.pos;
-    if (ACCESSOR[type]) {
-      this.need(SIZE[type], 'value');
-      this.pos += SIZE[type];
-      return { value: /** @type {any} */ (this.dv)[`get${ACCESSOR[type]}`](at, this.le) };
-    }
-    if (type === VT.BOOL) {
-      this.need(1, 'value');
-      return { value: this.buf[this.pos++] !== 0 };
-    }
-    if (type === VT.STRING) return { value: this.string('value') };
-    const itemType = this.valueType('item type');
-    return { value: this.array(itemType, 1), itemType };
-  }
-
-  /**
-   * The count and items of an array at nesting level `level` (a top-level array is level 1).
-   * String and nested arrays are JS arrays, filled as read (never preallocated from the count);
-   * numeric arrays are typed arrays over a copy of their bytes (BOOL: Uint8Array, nonzero is true).
-   * @param {number} itemType
-   * @param {number} level
-   * @returns {unknown}
-   */
-  array(itemType, level) {
-    const min =
-      itemType === VT.STRING ? (this.v1 ? 4 : 8) : itemType === VT.ARRAY ? (this.v1 ? 8 : 12) : SIZE[itemType];
-    const n = this.count('item count', min);
-    if (itemType === VT.STRING) return this.strings(n);
-    if (itemType === VT.ARRAY) return this.arrays(n, level);
-    const size = SIZE[itemType];
-    this.need(n * size, 'items');
-    const at = this.pos;
-    this.pos += n * size;
-    this.charge(COST_TYPED + n * size);
-    // A copy: the result must not alias the input, and a byte swap must not touch the caller's bytes.
-    const bytes = new Uint8Array(n * size);
-    bytes.set(this.buf.subarray(at, at + n * size));
-    if (!this.le && size > 1) swapInPlace(bytes, size);
-    const C = itemType === VT.BOOL ? Uint8Array : TYPED_ARRAYS[itemType];
-    return new /** @type {any} */ (C)(bytes.buffer, 0, n);
-  }
-
-  /** n strings, as a JS array filled as read. @param {number} n */
-  strings(n) {
-    this.charge(COST_ARRAY);
-    /** @type {string[]} */
-    const out = [];
-    const depth = this.path.length;
-    this.path.push(0);
-    for (let i = 0; i < n; i++) {
-      this.path[depth] = i;
-      this.charge(COST_SLOT);
-      out.push(this.string(''));
-    }
-    this.path.pop();
-    return out;
-  }
-
-  /** n arrays (each an item type, a count and items) at nesting level level + 1. @param {number} n @param {number} level */
-  arrays(n, level) {
-    if (level + 1 > this.maxDepth)
-      throw new GGUFError(
-        'TOO_DEEP',
-        this.pos,
-        `${this.field('')}: arrays nested deeper than ${this.maxDepth} levels (maxDepth)`,
-      );
-    this.charge(COST_ARRAY);
-    /** @type {unknown[]} */
-    const out = [];
-    const depth = this.path.length;
-    this.path.push(0);
-    for (let i = 0; i < n; i++) {
-      this.path[depth] = i;
-      this.charge(COST_SLOT);
-      out.push(this.array(this.valueType('item type'), level + 1));
-    }
-    this.path.pop();
-    return out;
-  }
-}
-
 /** Reverses every group of `size` bytes (big-endian data on a little-endian host). */
 /** @param {Uint8Array} b @param {number} size */
 function swapInPlace(b, size) {
@@ -333,6 +119,8 @@ function swapInPlace(b, size) {
 /**
  * Parses and validates a header from a prefix of a file of fileSize bytes. Used by parseGGUF (the
  * whole file) and openGGUF (a growing prefix: NeedMore says how many bytes to read before retrying).
+ * The cursor over the prefix is this function's own state (closures over local variables rather
+ * than a class's fields, which keeps the parse-only bundle small: a minifier renames locals).
  * @param {Uint8Array} prefix the first bytes of the file (any ArrayBufferView; never written)
  * @param {number} fileSize bytes in the whole file
  * @param {ParseOptions} [options]
@@ -346,17 +134,206 @@ export function parseHeader(prefix, fileSize, options) {
   if (!Number.isSafeInteger(fileSize) || fileSize < 0)
     throw new RangeError(`parseHeader: fileSize must be a non-negative safe integer, got ${fileSize}`);
   if (buf.length > fileSize) buf = buf.subarray(0, fileSize);
-  const r = new Reader(buf, fileSize, opt);
-  r.section = 'header';
-  r.need(4, 'magic');
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const shared = hasShared && buf.buffer instanceof SharedArrayBuffer;
+  const strict = opt.strictUtf8 === true;
+  const maxDepth = opt.maxDepth ?? DEFAULT_MAX_DEPTH;
+  let pos = 0;
+  let le = true;
+  let v1 = false;
+  /** Estimated bytes of memory the decoded values hold so far. */
+  let cost = 0;
+  /** Byte length of the last string read. */
+  let lastLength = 0;
+  // What is being read, for messages, which are built only when an error is thrown (a string per
+  // array item would cost more than the items): the section, its index, the key or tensor name,
+  // and the indices of the array items being read, outermost first.
+  let section = 'header';
+  let index = -1;
+  /** @type {string | undefined} */
+  let label;
+  /** @type {number[]} */
+  const path = [];
+
+  /** The name of the field being read, e.g. `"tokenizer.ggml.tokens"[7] length`. @param {string} what */
+  const field = (what) => {
+    let s = section;
+    if (index >= 0) s += ` #${index}`;
+    if (label !== undefined) s += ` ${JSON.stringify(label)}`;
+    for (const i of path) s += `[${i}]`;
+    return what ? `${s} ${what}`.trim() : s;
+  };
+
+  /** Ensures n more bytes exist; past the file end that is truncation. @param {number} n @param {string} what */
+  const need = (n, what) => {
+    const end = pos + n;
+    if (end > fileSize)
+      throw new GGUFError(
+        'TRUNCATED',
+        pos,
+        `file ends inside ${field(what)} (needs ${n} bytes, ${Math.max(0, fileSize - pos)} left)`,
+      );
+    if (end > buf.length) throw new NeedMore(end);
+  };
+
+  /** Adds the estimated memory of a decoded value; refuses once the total passes the budget. @param {number} bytes */
+  const charge = (bytes) => {
+    cost += bytes;
+    if (cost > pos * BUDGET_PER_BYTE + BUDGET_BASE)
+      throw new GGUFError(
+        'LIMIT',
+        pos,
+        `${field('')}: decoding the header would take about ${cost} bytes of memory, more than ` +
+          `${BUDGET_PER_BYTE}x the ${pos} header bytes read so far plus ${BUDGET_BASE}`,
+      );
+  };
+
+  /** @param {string} what */
+  const u32 = (what) => {
+    need(4, what);
+    const v = dv.getUint32(pos, le);
+    pos += 4;
+    return v;
+  };
+
+  /** @param {string} what */
+  const u64 = (what) => {
+    need(8, what);
+    const v = dv.getBigUint64(pos, le);
+    pos += 8;
+    return v;
+  };
+
+  /**
+   * A count or length (u64, or u32 in v1) of items of at least minItem bytes each: at most `max`,
+   * and small enough that the items fit in the rest of the file.
+   * @param {string} what @param {number} minItem @param {number} max
+   */
+  const count = (what, minItem, max = MAX_ITEMS) => {
+    const at = pos;
+    // Read as two u32 halves: no BigInt per count (arrays of arrays read one count per item).
+    const first = u32(what);
+    const second = v1 ? 0 : u32(what);
+    const [l, h] = le || v1 ? [first, second] : [second, first];
+    const room = Math.max(0, fileSize - pos);
+    if (h !== 0 || l > MAX_ITEMS || l * minItem > room)
+      throw new GGUFError(
+        'TOO_LARGE',
+        at,
+        `${field(what)} ${h * 2 ** 32 + l} cannot fit in the file (${room} bytes left)`,
+      );
+    if (l > max) throw new GGUFError('LIMIT', at, `${field(what)} ${l} is more than the ${max} this reader accepts`);
+    return l;
+  };
+
+  /** A string: length, then UTF-8 bytes. @param {string} what */
+  const string = (what) => {
+    const n = count(what ? `${what} length` : 'length', 1, MAX_STRING_BYTES);
+    need(n, what);
+    const at = pos;
+    pos += n;
+    charge(COST_STRING + 2 * n);
+    lastLength = n;
+    let bytes = buf.subarray(at, at + n);
+    if (shared) bytes = bytes.slice(); // browsers' TextDecoder refuses shared memory
+    if (strict) {
+      try {
+        return utf8Strict.decode(bytes);
+      } catch {
+        throw new GGUFError('BAD_UTF8', at, `${field(what)} is not valid UTF-8`);
+      }
+    }
+    return utf8.decode(bytes);
+  };
+
+  /** A value type or array item type (u32, at most 12). @param {string} what */
+  const valueType = (what) => {
+    const t = u32(what);
+    if (t > 12) throw new GGUFError('BAD_VALUE_TYPE', pos - 4, `${field(what)}: unknown value type ${t}`);
+    return t;
+  };
+
+  /**
+   * n items read by `item`, as a JS array filled as read (never preallocated from the count), with
+   * each item's index on the path for messages.
+   * @template T
+   * @param {number} n @param {() => T} item
+   * @returns {T[]}
+   */
+  const items = (n, item) => {
+    charge(COST_ARRAY);
+    /** @type {T[]} */
+    const out = [];
+    const depth = path.length;
+    path.push(0);
+    for (let i = 0; i < n; i++) {
+      path[depth] = i;
+      charge(COST_SLOT);
+      out.push(item());
+    }
+    path.pop();
+    return out;
+  };
+
+  /**
+   * The count and items of an array at nesting level `level` (a top-level array is level 1).
+   * String and nested arrays are JS arrays; numeric arrays are typed arrays over a copy of their
+   * bytes (BOOL: Uint8Array, nonzero is true).
+   * @param {number} itemType
+   * @param {number} level
+   * @returns {unknown}
+   */
+  const array = (itemType, level) => {
+    const min = itemType === VT_STRING ? (v1 ? 4 : 8) : itemType === VT_ARRAY ? (v1 ? 8 : 12) : SIZE[itemType];
+    const n = count('item count', min);
+    if (itemType === VT_STRING) return items(n, () => string(''));
+    if (itemType === VT_ARRAY) {
+      if (level + 1 > maxDepth)
+        throw new GGUFError('TOO_DEEP', pos, `${field('')}: arrays nested deeper than ${maxDepth} levels (maxDepth)`);
+      return items(n, () => array(valueType('item type'), level + 1));
+    }
+    const size = SIZE[itemType];
+    need(n * size, 'items');
+    const at = pos;
+    pos += n * size;
+    charge(COST_TYPED + n * size);
+    // A copy: the result must not alias the input, and a byte swap must not touch the caller's bytes.
+    const bytes = buf.slice(at, at + n * size);
+    if (!le && size > 1) swapInPlace(bytes, size);
+    const C = itemType === VT_BOOL ? Uint8Array : TYPED_ARRAYS[itemType];
+    return new /** @type {any} */ (C)(bytes.buffer, 0, n);
+  };
+
+  /**
+   * A metadata value of a type already read.
+   * @param {number} type
+   * @returns {{ value: unknown, itemType?: number }}
+   */
+  const value = (type) => {
+    const at = pos;
+    if (ACCESSOR[type]) {
+      need(SIZE[type], 'value');
+      pos += SIZE[type];
+      return { value: /** @type {any} */ (dv)[`get${ACCESSOR[type]}`](at, le) };
+    }
+    if (type === VT_BOOL) {
+      need(1, 'value');
+      return { value: buf[pos++] !== 0 };
+    }
+    if (type === VT_STRING) return { value: string('value') };
+    const itemType = valueType('item type');
+    return { value: array(itemType, 1), itemType };
+  };
+
+  need(4, 'magic');
   if (buf[0] !== 0x47 || buf[1] !== 0x47 || buf[2] !== 0x55 || buf[3] !== 0x46) {
     throw new GGUFError('BAD_MAGIC', 0, 'not a GGUF file (magic is not "GGUF")');
   }
-  r.pos = 4;
-  let version = r.u32('version');
+  pos = 4;
+  let version = u32('version');
   if ((version & 0xffff) === 0 && version !== 0) {
-    r.le = false; // a byte-swapped small number: the file is big-endian
-    version = r.dv.getUint32(4, false);
+    le = false; // a byte-swapped small number: the file is big-endian
+    version = dv.getUint32(4, false);
   }
   if (version === 1 ? !opt.allowV1 : version !== 2 && version !== 3) {
     throw new GGUFError(
@@ -365,34 +342,34 @@ export function parseHeader(prefix, fileSize, options) {
       `unsupported GGUF version ${version}` + (version === 1 ? ' (pass { allowV1: true } to read it)' : ''),
     );
   }
-  const v1 = (r.v1 = version === 1);
+  v1 = version === 1;
   // Smallest possible entries (empty name, 1-byte value, no dims) bound the counts by the file size.
-  const nTensors = r.count('tensor count', v1 ? 20 : 24);
-  const nKV = r.count('metadata count', v1 ? 9 : 13);
+  const nTensors = count('tensor count', v1 ? 20 : 24);
+  const nKV = count('metadata count', v1 ? 9 : 13);
   /** @type {KV[]} */
   const kv = [];
   /** @type {Map<string, unknown>} */
   const metadata = new Map();
-  r.section = 'metadata key';
+  section = 'metadata key';
   for (let i = 0; i < nKV; i++) {
-    r.index = i;
-    r.label = undefined;
-    const at = r.pos;
-    const key = r.string('');
-    r.charge(COST_KV);
+    index = i;
+    label = undefined;
+    const at = pos;
+    const key = string('');
+    charge(COST_KV);
     if (key.length === 0) throw new GGUFError('EMPTY_KEY', at, `metadata key #${i} is empty`);
     if (metadata.has(key)) throw new GGUFError('DUPLICATE_KEY', at, `duplicate metadata key ${JSON.stringify(key)}`);
-    r.label = key;
-    const type = r.valueType('type');
-    const { value, itemType } = r.value(type);
-    kv.push(itemType === undefined ? { key, type, value } : { key, type, value, itemType });
-    metadata.set(key, value);
+    label = key;
+    const type = valueType('type');
+    const { value: v, itemType } = value(type);
+    kv.push(itemType === undefined ? { key, type, value: v } : { key, type, value: v, itemType });
+    metadata.set(key, v);
   }
   let alignment = DEFAULT_ALIGNMENT;
   const al = kv.find((e) => e.key === 'general.alignment');
   if (al) {
     const v = /** @type {number} */ (al.value);
-    if (al.type !== VT.UINT32 || v === 0 || (v & (v - 1)) !== 0) {
+    if (al.type !== VT_UINT32 || v === 0 || (v & (v - 1)) !== 0) {
       throw new GGUFError(
         'BAD_ALIGNMENT',
         0,
@@ -443,31 +420,31 @@ export function parseHeader(prefix, fileSize, options) {
     };
     return true;
   };
-  r.section = 'tensor';
+  section = 'tensor';
   for (let i = 0; i < nTensors; i++) {
-    r.index = i;
-    r.label = undefined;
-    const at = r.pos;
-    const name = r.string('name');
-    r.charge(COST_TENSOR);
-    if (r.lastLength >= MAX_NAME)
+    index = i;
+    label = undefined;
+    const at = pos;
+    const name = string('name');
+    charge(COST_TENSOR);
+    if (lastLength >= MAX_NAME)
       throw new GGUFError(
         'NAME_TOO_LONG',
         at,
-        `tensor #${i} name is ${r.lastLength} bytes; ggml allows at most ${MAX_NAME - 1}`,
+        `tensor #${i} name is ${lastLength} bytes; ggml allows at most ${MAX_NAME - 1}`,
       );
     if (names.has(name)) throw new GGUFError('DUPLICATE_TENSOR', at, `duplicate tensor name ${JSON.stringify(name)}`);
     names.add(name);
-    r.label = name;
-    const nDims = r.u32('n_dims');
+    label = name;
+    const nDims = u32('n_dims');
     if (nDims > MAX_DIMS)
-      throw new GGUFError('BAD_DIMS', r.pos - 4, `${name}: ${nDims} dimensions (at most ${MAX_DIMS})`);
+      throw new GGUFError('BAD_DIMS', pos - 4, `${name}: ${nDims} dimensions (at most ${MAX_DIMS})`);
     /** @type {number[]} */
     const dims = [];
     let total = 1n;
     for (let d = 0; d < nDims; d++) {
-      const dAt = r.pos;
-      const ne = v1 ? BigInt(r.u32(`ne[${d}]`)) : r.u64(`ne[${d}]`);
+      const dAt = pos;
+      const ne = v1 ? BigInt(u32(`ne[${d}]`)) : u64(`ne[${d}]`);
       if (ne > I64_MAX) throw new GGUFError('OVERFLOW', dAt, `${name}: ne[${d}] = ${ne} is negative as int64`);
       total *= ne;
       if (total > I64_MAX) throw new GGUFError('OVERFLOW', dAt, `${name}: element count overflows int64`);
@@ -476,14 +453,13 @@ export function parseHeader(prefix, fileSize, options) {
         throw new GGUFError('OVERFLOW', dAt, `${name}: ne[${d}] = ${ne} is above 2^53 - 1`);
       dims.push(Number(ne));
     }
-    const tAt = r.pos;
-    const type = r.u32('type');
-    let info = null;
-    try {
-      info = typeInfo(type);
-    } catch {
-      // listed with an unknown size (see above)
-    }
+    const tAt = pos;
+    const type = u32('type');
+    // The type table's row [id, name, blockSize, typeSize, ...] read directly, not through
+    // typeInfo, so that a parse-only bundle does not carry types.js; no row: listed with an unknown
+    // size (see above).
+    const row = TYPE_ROWS.find((x) => x[0] === type);
+    const info = row ? { name: row[1], blockSize: row[2], typeSize: row[3] } : null;
     const ne0 = nDims > 0 ? BigInt(dims[0]) : 1n; // missing dimensions are 1, as in ggml
     if (info && ne0 % BigInt(info.blockSize) !== 0n) {
       throw new GGUFError(
@@ -492,8 +468,8 @@ export function parseHeader(prefix, fileSize, options) {
         `${name}: ne[0] = ${ne0} is not a multiple of the ${info.name} block size ${info.blockSize}`,
       );
     }
-    const oAt = r.pos;
-    const offset = r.u64('offset');
+    const oAt = pos;
+    const offset = u64('offset');
     const bytes = info ? (total / BigInt(info.blockSize)) * BigInt(info.typeSize) : null;
     // Q2_0's size in the pre-release layout (whole 128-weight groups only), the smaller of the two.
     const pre = type === Q2_0_ID && ne0 % 128n === 0n ? (total / 128n) * 34n : null;
@@ -554,7 +530,7 @@ export function parseHeader(prefix, fileSize, options) {
     }
     tensors.push(t);
   }
-  const dataOffset = pad(r.pos, alignment);
+  const dataOffset = pad(pos, alignment);
   if (q2) {
     const room = BigInt(fileSize) - BigInt(dataOffset) - q2.start;
     settleQ2(q2, room, true); // a tensor that fits neither layout is refused as past the end below
@@ -569,7 +545,7 @@ export function parseHeader(prefix, fileSize, options) {
         `${t.name}: data lies past the end of the file (${fileSize} bytes)`,
       );
   }
-  return { version, alignment, dataOffset, littleEndian: r.le, kv, metadata, tensors, headerBytes: r.pos };
+  return { version, alignment, dataOffset, littleEndian: le, kv, metadata, tensors, headerBytes: pos };
 }
 
 /**
