@@ -2,7 +2,7 @@
 // bytes, with this block's numbers (the largest value, d and m, each value's code, the fifth bit
 // into qh, NVFP4's UE4M3 sub-block scales, IQ4_NL's table search over seven trial scales, Q4_K's
 // and Q5_K's per-sub-block scale and min search and their 6-bit packing into 12 bytes, Q6_K's
-// signed 8-bit sub-block scales). The
+// signed 8-bit sub-block scales, MXFP4's shared E8M0 exponent). The
 // arithmetic is float32 as ggml's C does it (Math.fround after each operation), so the bytes
 // made here equal bq.quantize's (tests/encode-steps.test.js checks them on random and edge
 // blocks); the page shows them beside the block's real bytes. No DOM.
@@ -37,6 +37,8 @@ export function fromHalf(/** @type {number} */ h) {
 const roundf = (/** @type {number} */ x) => Math.sign(x) * Math.floor(Math.abs(x) + 0.5);
 /** A number as the page prints it: float32 shortest, 6 significant digits at most. */
 export const num = (/** @type {number} */ v) => (Number.isFinite(v) ? String(Number(v.toPrecision(6))) : String(v));
+/** A float converted to int8_t as x86-64 does it: truncated to int32 (out of range or NaN: -2^31), then its low byte, signed. @param {number} v */
+const toInt8 = (v) => ((Number.isFinite(v) && Math.abs(v) < 2 ** 31 ? Math.trunc(v) : -(2 ** 31)) << 24) >> 24;
 const hex16 = (/** @type {number} */ h) => `0x${h.toString(16).padStart(4, '0')}`;
 
 /** IQ4_NL's 16 non-uniform levels (ggml's kvalues_iq4nl), ascending. */
@@ -52,7 +54,22 @@ export const FP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
  */
 
 /** The formats encode teaches (the rest show their decode only). */
-export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'q6_K', 'iq4_nl', 'nvfp4'];
+export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'q6_K', 'iq4_nl', 'nvfp4', 'mxfp4'];
+
+/** The values in one block of each taught format. */
+export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
+  q8_0: 32,
+  q4_0: 32,
+  q4_1: 32,
+  q5_0: 32,
+  q5_1: 32,
+  q4_K: 256,
+  q5_K: 256,
+  q6_K: 256,
+  iq4_nl: 32,
+  nvfp4: 64,
+  mxfp4: 32,
+});
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
 function signedMax(x) {
@@ -86,18 +103,7 @@ const putHalf = (/** @type {Uint8Array} */ b, /** @type {number} */ o, /** @type
  * @throws {TypeError} for a format not in ENCODABLE; RangeError for a wrong value count
  */
 export function encode(format, x, o = {}) {
-  const n = /** @type {Record<string, number>} */ ({
-    q8_0: 32,
-    q4_0: 32,
-    q4_1: 32,
-    q5_0: 32,
-    q5_1: 32,
-    q4_K: 256,
-    q5_K: 256,
-    q6_K: 256,
-    iq4_nl: 32,
-    nvfp4: 64,
-  })[format];
+  const n = BLOCK_VALUES[format];
   if (!n) throw new TypeError(`encode: no encoder steps for ${format}`);
   if (x.length !== n) throw new RangeError(`encode: a ${format} block has ${n} values, got ${x.length}`);
   if (format === 'q8_0') return q8_0(x);
@@ -106,6 +112,7 @@ export function encode(format, x, o = {}) {
   if (format === 'iq4_nl') return iq4nl(x, o.imatrix);
   if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
   if (format === 'q6_K') return q6K(x);
+  if (format === 'mxfp4') return mxfp4(x);
   return nvfp4(x);
 }
 
@@ -144,7 +151,7 @@ function symmetric(fmt, x) {
   const d = f(max / -half);
   const id = d ? f(1 / d) : 0;
   const h = toHalf(d);
-  const codes = Array.from(x, (v) => Math.min(top, Math.trunc(f(f(v * id) + half + 0.5))));
+  const codes = Array.from(x, (v) => Math.min(top, toInt8(f(f(v * id) + half + 0.5))));
   const bytes = new Uint8Array(five ? 22 : 18);
   putHalf(bytes, 0, h);
   let qh = 0;
@@ -190,8 +197,8 @@ function minMax(fmt, x) {
   const hd = toHalf(d),
     hm = toHalf(min);
   const codes = Array.from(x, (v) => {
-    const q = Math.trunc(f(f(f(v - min) * id) + 0.5));
-    return five ? q & 255 : Math.min(15, q);
+    const q = f(f(f(v - min) * id) + 0.5);
+    return five ? toInt8(q) & 255 : Math.min(15, toInt8(q));
   });
   const bytes = new Uint8Array(five ? 24 : 20);
   putHalf(bytes, 0, hd);
@@ -345,15 +352,7 @@ function nvfp4(x) {
     const d = f(ue4m3Value(ue));
     bytes[s] = ue;
     scales.push(d);
-    const q = Array.from(xb, (v) => {
-      let bi = 0,
-        be = Math.abs(f(f(FP4[0] * d) - v));
-      for (let i = 1; i < 16; i++) {
-        const err = Math.abs(f(f(FP4[i] * d) - v));
-        if (err < be) ((bi = i), (be = err));
-      }
-      return bi;
-    });
+    const q = Array.from(xb, (v) => fp4Code(v, d));
     for (let j = 0; j < 8; j++) bytes[4 + 8 * s + j] = q[j] | (q[j + 8] << 4);
     codes.push(...q);
     steps.push(
@@ -365,6 +364,56 @@ function nvfp4(x) {
     'qs: per sub-block 8 bytes, byte j holding code j (low nibble) and code j + 8 (high nibble)',
   );
   return { format: 'nvfp4', bytes, codes, fields: { d: scales }, steps };
+}
+
+/** The index of the FP4 table entry nearest v at scale d, the first of equals (ggml's best_index_mxfp4). @param {number} v @param {number} d */
+function fp4Code(v, d) {
+  let bi = 0,
+    be = Math.abs(f(f(FP4[0] * d) - v));
+  for (let i = 1; i < 16; i++) {
+    const err = Math.abs(f(f(FP4[i] * d) - v));
+    if (err < be) ((bi = i), (be = err));
+  }
+  return bi;
+}
+
+/** E8M0's value halved (ggml's ggml_e8m0_to_fp32_half): 2^(e - 128), with 2^-128 and 2^-127 for e = 0, 1. @param {number} e */
+export const e8m0Half = (e) => fromBits(e < 2 ? 0x00200000 << e : (e - 1) << 23);
+
+/**
+ * MXFP4: one E8M0 exponent for 32 values, e = floor(log2(amax)) - 2 + 127 (so amax / 2^(e - 127)
+ * lands in [4, 8), the top of E2M1's range), and each value the E2M1 code nearest it at that scale.
+ * @param {Float32Array} x
+ */
+function mxfp4(x) {
+  const { amax, at } = signedMax(x);
+  // ggml: floorf(log2f(amax)); log2 rounded to float32 as the product code does (a float just
+  // below 2^k has log2 rounding up to k).
+  const lg = amax > 0 ? f(Math.log2(amax)) : 0;
+  const ev = Math.floor(lg) - 2 + 127;
+  // The float to uint8_t conversion as x86-64 does it: the low byte of the int32 (Inf gives 0).
+  const e = amax > 0 ? (Number.isFinite(ev) ? ev & 255 : 0) : 0;
+  const d = e8m0Half(e);
+  const codes = Array.from(x, (v) => fp4Code(v, d));
+  const bytes = new Uint8Array(17);
+  bytes[0] = e;
+  nibbles(codes, bytes, 1);
+  const k = Math.max(0, at);
+  return {
+    format: 'mxfp4',
+    bytes,
+    codes,
+    fields: { e, d: f(d * 2) },
+    steps: [
+      `amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}`,
+      amax > 0
+        ? `shared exponent e = floor(log2(amax)) - 2 + 127 = floor(${num(lg)}) + 125 = ${e} (E8M0 byte 0x${e.toString(16).padStart(2, '0')}): the scale 2^(e - 127) = ${num(f(d * 2))} puts amax at ${num(f(amax / f(d * 2)))}, in [4, 8) (E2M1's largest value is 6: above it, values clip to ±6)`
+        : 'amax = 0: e = 0',
+      `d = 2^(e - 127) / 2 = ${num(d)} (halved to match the doubled table)`,
+      `each code: the first index i of least |table_i · d - x|, table ${FP4.join(', ')}; e.g. element ${k}: ${num(x[k])} / d = ${num(f(x[k] / d))} → index ${codes[k]} (value ${FP4[codes[k]] / 2} · 2^(e - 127))`,
+      'qs: byte j holds code j (low nibble) and code j + 16 (high nibble)',
+    ],
+  };
 }
 
 /**
@@ -386,8 +435,12 @@ export function blockError(x, y, w) {
   return { rmse: Math.sqrt(se / x.length), maxAbs: max, weighted: w && ws > 0 ? wse / ws : NaN };
 }
 
-/** ggml's nearest_int: round half to even through float32 (|v| < 2^22). @param {number} v */
-const nearestInt = (v) => f(v + 12582912) - 12582912;
+/**
+ * ggml's nearest_int: the low 23 bits of v + 1.5 · 2^23 in float32, minus 2^22; round half to even
+ * for |v| < 2^22, and outside that range the bits x86-64 gives (Inf: -2^22; NaN: 0).
+ * @param {number} v
+ */
+const nearestInt = (v) => (v !== v ? 0 : (bitsOf(f(v + 12582912)) & 0x7fffff) - 0x400000);
 
 /**
  * ggml's make_qkx2_quants: a scale and a min for one sub-block of n values with levels 0..nmax,

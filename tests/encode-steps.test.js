@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { codec, rng, SEED } from './lib/helpers.js';
-import { ENCODABLE, encode, toHalf, toUE4M3, ue4m3Value, blockError } from '../demo/encode-steps.js';
+import { ENCODABLE, BLOCK_VALUES, encode, toHalf, toUE4M3, ue4m3Value, blockError } from '../demo/encode-steps.js';
 
 const bq = await codec();
 
@@ -25,12 +25,14 @@ function blocks(/** @type {number} */ n) {
   out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 1e-8)); // fp16-subnormal scales
   out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 3000)); // scales near fp16's top
   out.push(Float32Array.from({ length: n }, (_, i) => (i === 3 ? 1e6 : i / 100))); // an outlier
+  out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 1e-39)); // float32 subnormals (E8M0 below 2^-125)
+  out.push(Float32Array.from({ length: n }, (_, i) => (i === 5 ? -0.99999994 * 4 : Math.sin(i)))); // amax just below 2^2
   return out;
 }
 
 test(`encode's bytes equal bq.quantize's for every taught format (seed ${SEED})`, () => {
   for (const fmt of ENCODABLE) {
-    const n = fmt === 'nvfp4' ? 64 : fmt.endsWith('_K') ? 256 : 32;
+    const n = BLOCK_VALUES[fmt];
     for (const x of blocks(n)) {
       const e = encode(fmt, x);
       const want = bq.quantize(fmt, x);
@@ -73,6 +75,6 @@ test('blockError: RMSE, max and weighted mean square', () => {
   assert.equal(e.rmse, Math.sqrt((0.25 + 1) / 4));
   assert.equal(e.maxAbs, 1);
   assert.equal(e.weighted, (0.25 + 2) / 4);
-  assert.throws(() => encode('q2_K', new Float32Array(256)), TypeError);
+  assert.throws(() => encode('iq2_xxs', new Float32Array(256)), TypeError);
   assert.throws(() => encode('q4_0', new Float32Array(31)), RangeError);
 });
