@@ -54,7 +54,20 @@ export const FP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
  */
 
 /** The formats encode teaches (the rest show their decode only). */
-export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'q6_K', 'iq4_nl', 'nvfp4', 'mxfp4'];
+export const ENCODABLE = [
+  'q8_0',
+  'q4_0',
+  'q4_1',
+  'q5_0',
+  'q5_1',
+  'q4_K',
+  'q5_K',
+  'q6_K',
+  'iq4_nl',
+  'nvfp4',
+  'mxfp4',
+  'tq2_0',
+];
 
 /** The values in one block of each taught format. */
 export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
@@ -69,6 +82,7 @@ export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
   iq4_nl: 32,
   nvfp4: 64,
   mxfp4: 32,
+  tq2_0: 256,
 });
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
@@ -113,6 +127,7 @@ export function encode(format, x, o = {}) {
   if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
   if (format === 'q6_K') return q6K(x);
   if (format === 'mxfp4') return mxfp4(x);
+  if (format === 'tq2_0') return ternary(format, x);
   return nvfp4(x);
 }
 
@@ -412,6 +427,57 @@ function mxfp4(x) {
       `d = 2^(e - 127) / 2 = ${num(d)} (halved to match the doubled table)`,
       `each code: the first index i of least |table_i · d - x|, table ${FP4.join(', ')}; e.g. element ${k}: ${num(x[k])} / d = ${num(f(x[k] / d))} → index ${codes[k]} (value ${FP4[codes[k]] / 2} · 2^(e - 127))`,
       'qs: byte j holds code j (low nibble) and code j + 16 (high nibble)',
+    ],
+  };
+}
+
+/**
+ * C's lroundf(v) + 1 kept in an int, as x86-64 gives it: halves away from zero; a NaN, Inf or
+ * out-of-range v converts to LONG_MIN, whose + 1 has low 32 bits 1.
+ * @param {number} v
+ */
+const trit = (v) => (Number.isFinite(v) && Math.abs(v) < 2 ** 62 ? roundf(v) + 1 : 1);
+
+/**
+ * TQ2_0 (and TQ1_0): ternary codes against d = amax: each value rounds x / amax to -1, 0 or 1, stored
+ * as 0, 1, 2. TQ2_0 packs four 2-bit codes per byte.
+ * @param {'tq2_0'} fmt @param {Float32Array} x @returns {Encoded}
+ */
+function ternary(fmt, x) {
+  let amax = 0,
+    at = -1;
+  for (let j = 0; j < 256; j++) {
+    const a = Math.abs(x[j]);
+    // ggml's MAX(amax, |v|): amax > |v| ? amax : |v| (a NaN takes over)
+    if (!(amax > a)) {
+      if (a !== amax) at = j;
+      amax = a;
+    }
+  }
+  const id = amax ? f(1 / amax) : 0;
+  const h = toHalf(amax);
+  const codes = Array.from(x, (v) => trit(f(v * id)));
+  const bytes = new Uint8Array(66);
+  for (let c = 0; c < 2; c++)
+    for (let m = 0; m < 32; m++) {
+      let q = 0;
+      for (let n = 0; n < 4; n++) q += (codes[128 * c + m + 32 * n] & 3) << (2 * n);
+      bytes[32 * c + m] = q & 255;
+    }
+  putHalf(bytes, 64, h);
+  const k = Math.max(0, at);
+  const count = [0, 1, 2].map((t) => codes.filter((q) => q === t).length);
+  return {
+    format: fmt,
+    bytes,
+    codes,
+    fields: { d: fromHalf(h) },
+    steps: [
+      `d = amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+      `id = 1 / d = ${num(id)} (the float32 amax, not the fp16 one)`,
+      `q_i = round(x_i · id) + 1, halves away from zero: -1, 0, 1 → 0, 1, 2 (so |x_i| < amax / 2 gives 0); e.g. element ${k}: round(${num(x[k])} · ${num(id)}) + 1 = ${codes[k]}; this block: ${count[0]} × -1, ${count[1]} × 0, ${count[2]} × +1`,
+      'qs: per 128 values, byte m holds codes m, m + 32, m + 64, m + 96 in bits 0–1, 2–3, 4–5, 6–7 (code 3 is never made)',
+      'd last: the fp16 after the 64 code bytes',
     ],
   };
 }

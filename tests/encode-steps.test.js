@@ -26,6 +26,10 @@ function blocks(/** @type {number} */ n) {
   out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 3000)); // scales near fp16's top
   out.push(Float32Array.from({ length: n }, (_, i) => (i === 3 ? 1e6 : i / 100))); // an outlier
   out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 1e-39)); // float32 subnormals (E8M0 below 2^-125)
+  out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 1e-42)); // amax below 2^-128: 1 / amax is Inf
+  out.push(Float32Array.from({ length: n }, (_, i) => (i % 4) - 1.5)); // x / amax exactly ±1/3 and ±1 (ties elsewhere)
+  out.push(Float32Array.from({ length: n }, (_, i) => (i % 3) - 1)); // exactly ternary
+  out.push(Float32Array.from({ length: n }, (_, i) => (i % 5 ? 0.5 : -1))); // x / amax exactly ±1/2: halves away from zero
   out.push(Float32Array.from({ length: n }, (_, i) => (i === 5 ? -0.99999994 * 4 : Math.sin(i)))); // amax just below 2^2
   return out;
 }
