@@ -83,6 +83,7 @@ export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
   nvfp4: 64,
   mxfp4: 32,
   tq2_0: 256,
+  tq1_0: 256,
 });
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
@@ -127,7 +128,7 @@ export function encode(format, x, o = {}) {
   if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
   if (format === 'q6_K') return q6K(x);
   if (format === 'mxfp4') return mxfp4(x);
-  if (format === 'tq2_0') return ternary(format, x);
+  if (format === 'tq2_0' || format === 'tq1_0') return ternary(format, x);
   return nvfp4(x);
 }
 
@@ -440,8 +441,10 @@ const trit = (v) => (Number.isFinite(v) && Math.abs(v) < 2 ** 62 ? roundf(v) + 1
 
 /**
  * TQ2_0 (and TQ1_0): ternary codes against d = amax: each value rounds x / amax to -1, 0 or 1, stored
- * as 0, 1, 2. TQ2_0 packs four 2-bit codes per byte.
- * @param {'tq2_0'} fmt @param {Float32Array} x @returns {Encoded}
+ * as 0, 1, 2. TQ2_0 packs four 2-bit codes per byte; TQ1_0 five trits per byte as a base-3 number
+ * q (first code most significant) scaled to a byte by ceil(q · 256 / 243), four in each of the last
+ * four bytes (times 3, so they too fill five trits).
+ * @param {'tq2_0' | 'tq1_0'} fmt @param {Float32Array} x @returns {Encoded}
  */
 function ternary(fmt, x) {
   let amax = 0,
@@ -457,14 +460,42 @@ function ternary(fmt, x) {
   const id = amax ? f(1 / amax) : 0;
   const h = toHalf(amax);
   const codes = Array.from(x, (v) => trit(f(v * id)));
-  const bytes = new Uint8Array(66);
-  for (let c = 0; c < 2; c++)
-    for (let m = 0; m < 32; m++) {
+  const one = fmt === 'tq1_0';
+  const bytes = new Uint8Array(one ? 54 : 66);
+  /** @type {string[]} */
+  const packing = [];
+  if (one) {
+    /** Base 3 of the codes at `first + stride · n`, n < count, first most significant; ceil(q · 256 / 243). @param {number} first @param {number} stride @param {number} count */
+    const pack = (first, stride, count) => {
       let q = 0;
-      for (let n = 0; n < 4; n++) q += (codes[128 * c + m + 32 * n] & 3) << (2 * n);
-      bytes[32 * c + m] = q & 255;
-    }
-  putHalf(bytes, 64, h);
+      for (let n = 0; n < count; n++) q = (q * 3 + codes[first + stride * n]) & 255;
+      if (count === 4) q = (q * 3) & 255;
+      return { q, byte: Math.floor((q * 256 + 242) / 243) };
+    };
+    for (let m = 0; m < 32; m++) bytes[m] = pack(m, 32, 5).byte;
+    for (let m = 0; m < 16; m++) bytes[32 + m] = pack(160 + m, 16, 5).byte;
+    for (let j = 0; j < 4; j++) bytes[48 + j] = pack(240 + j, 4, 4).byte;
+    putHalf(bytes, 52, h);
+    const p0 = pack(0, 32, 5);
+    packing.push(
+      `qs[0..31]: byte m holds the five codes m, m + 32, m + 64, m + 96, m + 128 as the base-3 number q = 81 · q_m + 27 · q_(m+32) + 9 · q_(m+64) + 3 · q_(m+96) + q_(m+128) (q < 243), stored as ceil(q · 256 / 243) so that the first trit is the byte's top: byte · 3 >> 8; e.g. byte 0: codes ${[0, 32, 64, 96, 128].map((i) => codes[i]).join(', ')} → q = ${p0.q} → ${p0.byte}`,
+      'qs[32..47]: the same for elements 160…239, byte m holding m + 160, m + 176, …, m + 224 (stride 16)',
+      `qh[0..3]: elements 240…255, byte j holding codes 240 + j, 244 + j, 248 + j, 252 + j, times 3 (a zero fifth trit), then ceil(q · 256 / 243): ${Array.from(bytes.subarray(48, 52)).join(', ')}`,
+      'd last: the fp16 after the 52 code bytes (1.6875 bits per value)',
+    );
+  } else {
+    for (let c = 0; c < 2; c++)
+      for (let m = 0; m < 32; m++) {
+        let q = 0;
+        for (let n = 0; n < 4; n++) q += (codes[128 * c + m + 32 * n] & 3) << (2 * n);
+        bytes[32 * c + m] = q & 255;
+      }
+    putHalf(bytes, 64, h);
+    packing.push(
+      'qs: per 128 values, byte m holds codes m, m + 32, m + 64, m + 96 in bits 0–1, 2–3, 4–5, 6–7 (code 3 is never made)',
+      'd last: the fp16 after the 64 code bytes',
+    );
+  }
   const k = Math.max(0, at);
   const count = [0, 1, 2].map((t) => codes.filter((q) => q === t).length);
   return {
@@ -476,8 +507,7 @@ function ternary(fmt, x) {
       `d = amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
       `id = 1 / d = ${num(id)} (the float32 amax, not the fp16 one)`,
       `q_i = round(x_i · id) + 1, halves away from zero: -1, 0, 1 → 0, 1, 2 (so |x_i| < amax / 2 gives 0); e.g. element ${k}: round(${num(x[k])} · ${num(id)}) + 1 = ${codes[k]}; this block: ${count[0]} × -1, ${count[1]} × 0, ${count[2]} × +1`,
-      'qs: per 128 values, byte m holds codes m, m + 32, m + 64, m + 96 in bits 0–1, 2–3, 4–5, 6–7 (code 3 is never made)',
-      'd last: the fp16 after the 64 code bytes',
+      ...packing,
     ],
   };
 }
