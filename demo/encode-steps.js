@@ -84,6 +84,7 @@ export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
   mxfp4: 32,
   tq2_0: 256,
   tq1_0: 256,
+  q3_K: 256,
 });
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
@@ -127,6 +128,7 @@ export function encode(format, x, o = {}) {
   if (format === 'iq4_nl') return iq4nl(x, o.imatrix);
   if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
   if (format === 'q6_K') return q6K(x);
+  if (format === 'q3_K') return q3K(x);
   if (format === 'mxfp4') return mxfp4(x);
   if (format === 'tq2_0' || format === 'tq1_0') return ternary(format, x);
   return nvfp4(x);
@@ -786,4 +788,128 @@ function q6K(x) {
     'ql: the low 4 bits (per 128 values, byte l holds codes l and l + 64, byte l + 32 codes l + 32 and l + 96); qh: the top 2 bits of four codes per byte',
   );
   return { format: 'q6_K', bytes, codes: L, fields: { d, sc }, steps };
+}
+
+/**
+ * ggml's make_q3_quants with do_rmse (weights x²): codes -nmax … nmax - 1 from -nmax / max (max the
+ * signed largest value), then up to five passes moving single codes to the least-squares optimum
+ * while that raises (Σ w x l)² / Σ w l²; the scale is Σ w x l / Σ w l². Codes are returned + nmax.
+ * @param {Float32Array} x @param {number} nmax
+ */
+function q3Fit(x, nmax) {
+  const n = x.length;
+  const { amax, max } = signedMax(x);
+  const L = new Array(n).fill(0);
+  if (amax < 1e-15) return { scale: 0, L, passes: 0, changed: 0 };
+  const iscale = f(-nmax / max);
+  let sumlx = 0,
+    suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    L[i] = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[i]))));
+    const w = f(x[i] * x[i]);
+    sumlx = f(sumlx + f(f(w * x[i]) * L[i]));
+    suml2 = f(suml2 + f(f(w * L[i]) * L[i]));
+  }
+  let passes = 0,
+    changed = 0;
+  for (let itry = 0; itry < 5; itry++) {
+    passes++;
+    let nChanged = 0;
+    for (let i = 0; i < n; i++) {
+      const w = f(x[i] * x[i]);
+      let slx = f(sumlx - f(f(w * x[i]) * L[i]));
+      if (slx > 0) {
+        let sl2 = f(suml2 - f(f(w * L[i]) * L[i]));
+        const nl = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(f(x[i] * sl2) / slx))));
+        if (nl !== L[i]) {
+          slx = f(slx + f(f(w * x[i]) * nl));
+          sl2 = f(sl2 + f(f(w * nl) * nl));
+          if (sl2 > 0 && f(f(slx * slx) * suml2) > f(f(sumlx * sumlx) * sl2)) {
+            L[i] = nl;
+            sumlx = slx;
+            suml2 = sl2;
+            nChanged++;
+          }
+        }
+      }
+    }
+    changed += nChanged;
+    if (!nChanged) break;
+  }
+  for (let i = 0; i < n; i++) L[i] += nmax;
+  return { scale: suml2 > 0 ? f(sumlx / suml2) : 0, L, passes, changed };
+}
+
+/**
+ * Q3_K: 16 sub-blocks of 16, each fitted by make_q3_quants; their signed scales quantized to 6 bits
+ * against the one of largest |scale| (d = that scale / -32), packed into 12 bytes; 3-bit codes
+ * -4 … 3, their low two bits in qs and the third in hmask.
+ * @param {Float32Array} x @returns {Encoded}
+ */
+function q3K(x) {
+  const L = new Array(256).fill(0);
+  /** @type {number[]} */
+  const scales = [];
+  const fits = [];
+  let maxScale = 0,
+    amax = 0;
+  for (let j = 0; j < 16; j++) {
+    const r = q3Fit(x.subarray(16 * j, 16 * j + 16), 4);
+    scales.push(r.scale);
+    r.L.forEach((l, i) => (L[16 * j + i] = l));
+    if (Math.abs(r.scale) > amax) ((amax = Math.abs(r.scale)), (maxScale = r.scale));
+    fits.push(`${j}: ${num(r.scale)}${r.changed ? ` (${r.changed} codes moved in ${r.passes} passes)` : ''}`);
+  }
+  const bytes = new Uint8Array(110);
+  const packed = bytes.subarray(96, 108);
+  /** @type {number[]} */
+  const sc = new Array(16).fill(0);
+  let hd = 0,
+    iscale = 0;
+  if (maxScale) {
+    iscale = f(-32 / maxScale);
+    for (let j = 0; j < 16; j++) {
+      const l = Math.max(-32, Math.min(31, (nearestInt(f(iscale * scales[j])) << 24) >> 24)) + 32;
+      sc[j] = l;
+      if (j < 8) packed[j] = l & 15;
+      else packed[j - 8] |= (l & 15) << 4;
+      packed[8 + (j % 4)] |= (l >> 4) << (2 * (j >> 2));
+    }
+    hd = toHalf(f(1 / iscale));
+  }
+  const d = fromHalf(hd);
+  for (let j = 0; j < 16; j++) {
+    const dj = f(d * (sc[j] - 32));
+    if (!dj) continue; // ggml keeps the fit's codes for a sub-block whose scale rounds to 0
+    for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(-4, Math.min(3, nearestInt(f(x[16 * j + i] / dj)))) + 4;
+  }
+  const codes = L.slice();
+  for (let e = 0; e < 256; e++)
+    if (L[e] > 3) {
+      bytes[e % 32] |= 1 << (e >> 5);
+      L[e] -= 4;
+    }
+  for (let c = 0; c < 2; c++)
+    for (let l = 0; l < 32; l++)
+      bytes[32 + 32 * c + l] =
+        L[128 * c + l] | (L[128 * c + l + 32] << 2) | (L[128 * c + l + 64] << 4) | (L[128 * c + l + 96] << 6);
+  putHalf(bytes, 108, hd);
+  const steps = [
+    `per sub-block of 16: codes round(-4 / max · x) in -4 … 3 (max: the signed largest value), then up to 5 passes moving one code at a time to where it best fits Σ w x l / Σ w l² (weights x²); the scale is that least-squares ratio: ${fits.join('; ')}`,
+  ];
+  if (!maxScale) {
+    steps.push("every scale is 0: d = 0, the scales all 32 (signed 0), the fits' codes kept");
+  } else {
+    steps.push(
+      `the scale of largest |scale|: ${num(maxScale)}; d = 1 / (-32 / ${num(maxScale)}) = ${num(f(1 / iscale))} → fp16 ${hex16(hd)} = ${num(d)}`,
+      `6-bit sub-block scales: round(-32 / ${num(maxScale)} · scale_j), clamped to -32 … 31, stored + 32: ${sc.join(', ')}`,
+      `packed into 12 bytes: the low nibbles of scales 0–7 in bytes 0–7, of scales 8–15 in their high nibbles; the top two bits of scale j in bits 2·(j / 4) of byte 8 + j % 4: ${Array.from(packed, (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+    );
+  }
+  steps.push(
+    `codes q = round(x / (d · (sc_j - 32))) clamped to -4 … 3, stored + 4; e.g. element 0: round(${num(x[0])} / ${num(f(d * (sc[0] - 32)))}) + 4 = ${codes[0]}`,
+    `hmask: bit 2 of each code (set for codes 4 … 7, i.e. not negative): element e at bit e / 32 of byte e % 32; e.g. bytes 0–3: ${Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+    'qs: the low two bits, per 128 values byte l holding codes l, l + 32, l + 64, l + 96 in bits 0–1, 2–3, 4–5, 6–7; then the 12 scale bytes and d',
+  );
+  return { format: 'q3_K', bytes, codes, fields: { d, sc: sc.map((v) => v - 32) }, steps };
 }
