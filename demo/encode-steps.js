@@ -85,6 +85,7 @@ export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
   tq2_0: 256,
   tq1_0: 256,
   q3_K: 256,
+  q2_K: 256,
 });
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
@@ -129,6 +130,7 @@ export function encode(format, x, o = {}) {
   if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
   if (format === 'q6_K') return q6K(x);
   if (format === 'q3_K') return q3K(x);
+  if (format === 'q2_K') return q2K(x);
   if (format === 'mxfp4') return mxfp4(x);
   if (format === 'tq2_0' || format === 'tq1_0') return ternary(format, x);
   return nvfp4(x);
@@ -544,10 +546,11 @@ const nearestInt = (v) => (v !== v ? 0 : (bitsOf(f(v + 12582912)) & 0x7fffff) - 
  * ggml's make_qkx2_quants: a scale and a min for one sub-block of n values with levels 0..nmax,
  * searched over nstep + 1 trial scales (rmin + rdelta · is + nmax) / (max - min), each refined by
  * weighted least squares; the fit of least weighted squared error wins.
+ * With `mad` the error is the weighted absolute one (Q2_K's), else the weighted square.
  * @param {Float32Array} x @param {number[]} w @param {number} nmax
- * @param {number} rmin @param {number} rdelta @param {number} nstep
+ * @param {number} rmin @param {number} rdelta @param {number} nstep @param {boolean} [mad]
  */
-function qkx2(x, w, nmax, rmin, rdelta, nstep) {
+function qkx2(x, w, nmax, rmin, rdelta, nstep, mad = false) {
   const n = x.length;
   let min = x[0],
     max = x[0],
@@ -568,7 +571,7 @@ function qkx2(x, w, nmax, rmin, rdelta, nstep) {
   for (let i = 0; i < n; i++) {
     L[i] = Math.max(0, Math.min(nmax, nearestInt(f(iscale * f(x[i] - min)))));
     const d = f(f(f(scale * L[i]) + min) - x[i]);
-    best = f(best + f(w[i] * f(d * d)));
+    best = f(best + f(w[i] * (mad ? Math.abs(d) : f(d * d))));
   }
   let chosen = -1;
   const aux = new Array(n);
@@ -595,7 +598,7 @@ function qkx2(x, w, nmax, rmin, rdelta, nstep) {
       let err = 0;
       for (let i = 0; i < n; i++) {
         const d = f(f(f(ts * aux[i]) + tm) - x[i]);
-        err = f(err + f(w[i] * f(d * d)));
+        err = f(err + f(w[i] * (mad ? Math.abs(d) : f(d * d))));
       }
       if (err < best) {
         for (let i = 0; i < n; i++) L[i] = aux[i];
@@ -912,4 +915,91 @@ function q3K(x) {
     'qs: the low two bits, per 128 values byte l holding codes l, l + 32, l + 64, l + 96 in bits 0–1, 2–3, 4–5, 6–7; then the 12 scale bytes and d',
   );
   return { format: 'q3_K', bytes, codes, fields: { d, sc: sc.map((v) => v - 32) }, steps };
+}
+
+/**
+ * Q2_K: 16 sub-blocks of 16, each with a scale and a min from make_qkx2_quants (levels 0 … 3,
+ * weights |x|, the weighted absolute error), both quantized to 4 bits against the largest of each
+ * (d = largest scale / 15, dmin = largest min / 15) and packed as one byte per sub-block; 2-bit codes.
+ * @param {Float32Array} x @returns {Encoded}
+ */
+function q2K(x) {
+  const L = new Array(256).fill(0);
+  /** @type {number[]} */
+  const scales = [];
+  /** @type {number[]} */
+  const mins = [];
+  const fits = [];
+  let maxScale = 0,
+    maxMin = 0;
+  for (let j = 0; j < 16; j++) {
+    const xb = x.subarray(16 * j, 16 * j + 16);
+    const r = qkx2(
+      xb,
+      Array.from(xb, (v) => Math.abs(v)),
+      3,
+      -0.5,
+      f(0.1),
+      15,
+      true,
+    );
+    scales.push(r.scale);
+    mins.push(r.min);
+    r.L.forEach((l, i) => (L[16 * j + i] = l));
+    if (r.scale > maxScale) maxScale = r.scale;
+    if (r.min > maxMin) maxMin = r.min;
+    fits.push(`${j}: ${num(r.scale)}, −${num(r.min)}${r.chosen >= 0 ? ` (trial ${r.chosen})` : ''}`);
+  }
+  const bytes = new Uint8Array(84);
+  const sc = new Array(16).fill(0),
+    mq = new Array(16).fill(0);
+  let hd = 0,
+    hm = 0;
+  if (maxScale > 0) {
+    const is = f(15 / maxScale);
+    for (let j = 0; j < 16; j++) sc[j] = nearestInt(f(is * scales[j])) & 255;
+    hd = toHalf(f(maxScale / 15));
+  }
+  for (let j = 0; j < 16; j++) bytes[j] = sc[j];
+  if (maxMin > 0) {
+    const im = f(15 / maxMin);
+    for (let j = 0; j < 16; j++) {
+      mq[j] = nearestInt(f(im * mins[j]));
+      bytes[j] = (bytes[j] | (mq[j] << 4)) & 255;
+    }
+    hm = toHalf(f(maxMin / 15));
+  }
+  const d = fromHalf(hd),
+    dmin = fromHalf(hm);
+  for (let j = 0; j < 16; j++) {
+    const dj = f(d * (bytes[j] & 15));
+    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    const dm = f(dmin * (bytes[j] >> 4));
+    for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(0, Math.min(3, nearestInt(f(f(x[16 * j + i] + dm) / dj))));
+  }
+  for (let c = 0; c < 2; c++)
+    for (let l = 0; l < 32; l++)
+      bytes[16 + 32 * c + l] =
+        L[128 * c + l] | (L[128 * c + l + 32] << 2) | (L[128 * c + l + 64] << 4) | (L[128 * c + l + 96] << 6);
+  putHalf(bytes, 80, hd);
+  putHalf(bytes, 82, hm);
+  return {
+    format: 'q2_K',
+    bytes,
+    codes: L,
+    fields: {
+      d,
+      dmin,
+      sc: Array.from(bytes.subarray(0, 16), (b) => b & 15),
+      m: Array.from(bytes.subarray(0, 16), (b) => b >> 4),
+    },
+    steps: [
+      `per sub-block of 16: weights w = |x|; the min (≤ 0) and scale of codes 0 … 3 from 16 trial scales (rmin -0.5, step 0.1), each refined by weighted least squares, the one of least Σ w |error| kept (scale, −min): ${fits.join('; ')}`,
+      `d = largest scale / 15 = ${num(f(maxScale / 15))} → fp16 ${hex16(hd)} = ${num(d)}; dmin = largest min / 15 = ${num(f(maxMin / 15))} → fp16 ${hex16(hm)} = ${num(dmin)}`,
+      `4-bit scales round(15 / largest scale · scale_j) = ${sc.join(', ')}; 4-bit mins round(15 / largest min · min_j) = ${mq.join(', ')}`,
+      `scales: byte j = scale_j | min_j << 4: ${Array.from(bytes.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+      `codes q = round((x + dmin · m_j) / (d · sc_j)), clamped to 0 … 3; e.g. element 0: round((${num(x[0])} + ${num(f(dmin * (bytes[0] >> 4)))}) / ${num(f(d * (bytes[0] & 15)))}) = ${L[0]}`,
+      'qs: per 128 values byte l holds codes l, l + 32, l + 64, l + 96 in bits 0–1, 2–3, 4–5, 6–7; then d and dmin',
+    ],
+  };
 }
