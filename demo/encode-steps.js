@@ -86,6 +86,8 @@ export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
   tq1_0: 256,
   q3_K: 256,
   q2_K: 256,
+  q1_0: 128,
+  q2_0: 64,
 });
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
@@ -131,6 +133,8 @@ export function encode(format, x, o = {}) {
   if (format === 'q6_K') return q6K(x);
   if (format === 'q3_K') return q3K(x);
   if (format === 'q2_K') return q2K(x);
+  if (format === 'q1_0') return q1_0(x);
+  if (format === 'q2_0') return q2_0(x);
   if (format === 'mxfp4') return mxfp4(x);
   if (format === 'tq2_0' || format === 'tq1_0') return ternary(format, x);
   return nvfp4(x);
@@ -1000,6 +1004,60 @@ function q2K(x) {
       `scales: byte j = scale_j | min_j << 4: ${Array.from(bytes.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
       `codes q = round((x + dmin · m_j) / (d · sc_j)), clamped to 0 … 3; e.g. element 0: round((${num(x[0])} + ${num(f(dmin * (bytes[0] >> 4)))}) / ${num(f(d * (bytes[0] & 15)))}) = ${L[0]}`,
       'qs: per 128 values byte l holds codes l, l + 32, l + 64, l + 96 in bits 0–1, 2–3, 4–5, 6–7; then d and dmin',
+    ],
+  };
+}
+
+/** Q1_0: one sign bit per value against d = mean |x|. @param {Float32Array} x @returns {Encoded} */
+function q1_0(x) {
+  let sum = 0;
+  for (const v of x) sum = f(sum + Math.abs(v));
+  const d = f(sum / 128);
+  const h = toHalf(d);
+  const codes = Array.from(x, (v) => (v >= 0 ? 1 : 0));
+  const bytes = new Uint8Array(18);
+  putHalf(bytes, 0, h);
+  codes.forEach((b, j) => (bytes[2 + (j >> 3)] |= b << (j & 7)));
+  const pos = codes.filter((b) => b).length;
+  return {
+    format: 'q1_0',
+    bytes,
+    codes,
+    fields: { d: fromHalf(h) },
+    steps: [
+      `d = Σ |x| / 128 = ${num(sum)} / 128 = ${num(d)} (the mean magnitude, summed in element order); stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+      `each value keeps only its sign: bit = 1 when x ≥ 0 (read back +d; -0 counts as ≥ 0), 0 when x < 0 (read back -d): this block has ${pos} ones and ${128 - pos} zeros; e.g. element 0: ${num(x[0])} → ${codes[0]}`,
+      'qs: 16 bytes, element j at bit j % 8 of byte j / 8',
+    ],
+  };
+}
+
+/** Q2_0: 2-bit codes round(x / amax) + 1 against d = amax (code 3, +2d, is never made). @param {Float32Array} x @returns {Encoded} */
+function q2_0(x) {
+  const { amax, at } = signedMax(x);
+  const id = amax > 0 ? f(1 / amax) : 0;
+  const h = toHalf(amax);
+  const codes = Array.from(x, (v) => {
+    const p = f(v * id);
+    // (int)roundf(p) as x86-64 converts it (NaN, Inf: INT_MIN), + 1, clamped to 0 … 3
+    const q = (Number.isFinite(p) && Math.abs(p) < 2 ** 31 ? roundf(p) : -(2 ** 31)) + 1;
+    return Math.max(0, Math.min(3, q));
+  });
+  const bytes = new Uint8Array(18);
+  putHalf(bytes, 0, h);
+  codes.forEach((q, j) => (bytes[2 + (j >> 2)] |= q << (2 * (j & 3))));
+  const k = Math.max(0, at);
+  const count = [0, 1, 2].map((t) => codes.filter((q) => q === t).length);
+  return {
+    format: 'q2_0',
+    bytes,
+    codes,
+    fields: { d: fromHalf(h) },
+    steps: [
+      `d = amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+      `id = 1 / d = ${num(id)} (the float32 amax)`,
+      `q_i = round(x_i · id) + 1, halves away from zero, clamped to 0 … 3: since |x_i · id| ≤ 1 the codes are 0, 1, 2 (-d, 0, +d) and 3 (+2d) is never made; e.g. element ${k}: round(${num(x[k])} · ${num(id)}) + 1 = ${codes[k]}; this block: ${count[0]} × -d, ${count[1]} × 0, ${count[2]} × +d`,
+      'qs: 16 bytes, element j in bits 2 · (j % 4) of byte j / 4',
     ],
   };
 }

@@ -1,6 +1,7 @@
 // demo/encode-steps.js teaches each encoder step with a block's own numbers; the bytes it builds
 // from them must be bq.quantize's bytes (ggml's, checked against libggml elsewhere), on seeded
-// random blocks and on edge blocks (the K-quants with their whole scale searches) (zeros, ties of |max|, negative max, tiny and huge values).
+// random blocks and on edge blocks (the K-quants with their whole scale searches): zeros, ties of |max|, negative
+// max, tiny (down to 1 / amax overflowing) and huge values, exact ternary ties.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { codec, rng, SEED } from './lib/helpers.js';
@@ -18,6 +19,7 @@ function blocks(/** @type {number} */ n) {
     out.push(Float32Array.from({ length: n }, () => s * r.normal() * (r.next() > 0.9 ? 8 : 1)));
   }
   out.push(new Float32Array(n)); // zeros
+  out.push(new Float32Array(n).fill(-0)); // negative zeros (Q1_0: -0 ≥ 0 sets the bit)
   out.push(new Float32Array(n).fill(0.25)); // constant
   out.push(Float32Array.from({ length: n }, (_, i) => (i % 2 ? -1 : 1))); // |max| ties, first positive
   out.push(Float32Array.from({ length: n }, (_, i) => (i % 2 ? 1 : -1))); // first negative
