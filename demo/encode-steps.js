@@ -67,6 +67,11 @@ export const ENCODABLE = [
   'nvfp4',
   'mxfp4',
   'tq2_0',
+  'tq1_0',
+  'q3_K',
+  'q2_K',
+  'q1_0',
+  'q2_0',
 ];
 
 /** The values in one block of each taught format. */

@@ -37,6 +37,11 @@ function blocks(/** @type {number} */ n) {
 }
 
 test(`encode's bytes equal bq.quantize's for every taught format (seed ${SEED})`, () => {
+  // The list the loop runs over holds every format taught (issue 25's too), each with its block size.
+  const taught = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'q6_K', 'iq4_nl', 'nvfp4'];
+  taught.push('mxfp4', 'tq2_0', 'tq1_0', 'q3_K', 'q2_K', 'q1_0', 'q2_0');
+  assert.deepEqual([...ENCODABLE].sort(), taught.sort());
+  assert.deepEqual(Object.keys(BLOCK_VALUES).sort(), taught);
   for (const fmt of ENCODABLE) {
     const n = BLOCK_VALUES[fmt];
     for (const x of blocks(n)) {
