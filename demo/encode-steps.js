@@ -147,7 +147,16 @@ export function encode(format, x, o = {}) {
 
 /** @param {Float32Array} x */
 function q8_0(x) {
-  const { amax, at } = signedMax(x);
+  // ggml's MAX(amax, |x|): amax > |x| ? amax : |x|, so a NaN is kept until a larger value comes
+  let amax = 0,
+    at = -1;
+  for (let j = 0; j < 32; j++) {
+    const a = Math.abs(x[j]);
+    if (!(amax > a)) {
+      if (a !== amax) at = j;
+      amax = a;
+    }
+  }
   const d = f(amax / 127);
   const id = d ? f(1 / d) : 0;
   const h = toHalf(d);
