@@ -158,7 +158,7 @@ function q8_0(x) {
     }
   }
   const d = f(amax / 127);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const h = toHalf(d);
   const codes = Array.from(x, (v) => roundf(f(v * id)));
   const bytes = new Uint8Array(34);
@@ -187,7 +187,7 @@ function symmetric(fmt, x) {
     top = five ? 31 : 15;
   const { max, at } = signedMax(x);
   const d = f(max / -half);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const h = toHalf(d);
   const codes = Array.from(x, (v) => Math.min(top, toInt8(f(f(v * id) + half + 0.5))));
   const bytes = new Uint8Array(five ? 22 : 18);
@@ -231,7 +231,7 @@ function minMax(fmt, x) {
     if (v > max) max = v;
   }
   const d = f(f(max - min) / levels);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const hd = toHalf(d),
     hm = toHalf(min);
   const codes = Array.from(x, (v) => {
@@ -334,7 +334,7 @@ function iq4nl(x, qw) {
     );
   }
   const h = toHalf(d);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const codes = Array.from(x, (v) => nearest(IQ4NL, f(id * v)));
   const bytes = new Uint8Array(18);
   putHalf(bytes, 0, h);
@@ -479,7 +479,7 @@ function ternary(fmt, x) {
       amax = a;
     }
   }
-  const id = amax ? f(1 / amax) : 0;
+  const id = amax !== 0 ? f(1 / amax) : 0;
   const h = toHalf(amax);
   const codes = Array.from(x, (v) => trit(f(v * id)));
   const one = fmt === 'tq1_0';
@@ -684,7 +684,7 @@ function kQuant(fmt, x) {
     dmin = fromHalf(hm);
   for (let j = 0; j < 8; j++) {
     const dj = f(d * sc[j]);
-    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the search's codes (a NaN one does not)
     const dm = f(dmin * mq[j]);
     for (let i = 0; i < 32; i++) L[32 * j + i] = Math.max(0, Math.min(nmax, nearestInt(f(f(x[32 * j + i] + dm) / dj))));
   }
@@ -741,7 +741,7 @@ function qx(x, nmax) {
   };
   const first = fit(f(-nmax / max));
   first.ls.forEach((l, i) => (L[i] = l));
-  let scale = first.suml2 ? f(first.sumlx / first.suml2) : 0;
+  let scale = first.suml2 !== 0 ? f(first.sumlx / first.suml2) : 0;
   let best = f(scale * first.sumlx);
   /** @type {number | null} */
   let chosen = null;
@@ -790,7 +790,7 @@ function q6K(x) {
   const sc = scales.map((s) => Math.min(127, nearestInt(f(iscale * s))));
   for (let j = 0; j < 16; j++) {
     const dj = f(d * sc[j]);
-    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the search's codes (a NaN one does not)
     for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(-32, Math.min(31, nearestInt(f(x[16 * j + i] / dj)))) + 32;
   }
   for (let j = 0, h = 0; j < 256; j += 128, h++)
@@ -887,7 +887,7 @@ function q3K(x) {
   const sc = new Array(16).fill(0);
   let hd = 0,
     iscale = 0;
-  if (maxScale) {
+  if (maxScale !== 0) {
     iscale = f(-32 / maxScale);
     for (let j = 0; j < 16; j++) {
       const l = Math.max(-32, Math.min(31, (nearestInt(f(iscale * scales[j])) << 24) >> 24)) + 32;
@@ -901,7 +901,7 @@ function q3K(x) {
   const d = fromHalf(hd);
   for (let j = 0; j < 16; j++) {
     const dj = f(d * (sc[j] - 32));
-    if (!dj) continue; // ggml keeps the fit's codes for a sub-block whose scale rounds to 0
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the fit's codes (a NaN one does not)
     for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(-4, Math.min(3, nearestInt(f(x[16 * j + i] / dj)))) + 4;
   }
   const codes = L.slice();
@@ -991,7 +991,7 @@ function q2K(x) {
     dmin = fromHalf(hm);
   for (let j = 0; j < 16; j++) {
     const dj = f(d * (bytes[j] & 15));
-    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the search's codes (a NaN one does not)
     const dm = f(dmin * (bytes[j] >> 4));
     for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(0, Math.min(3, nearestInt(f(f(x[16 * j + i] + dm) / dj))));
   }
