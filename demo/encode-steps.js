@@ -2,7 +2,9 @@
 // bytes, with this block's numbers (the largest value, d and m, each value's code, the fifth bit
 // into qh, NVFP4's UE4M3 sub-block scales, IQ4_NL's table search over seven trial scales, Q4_K's
 // and Q5_K's per-sub-block scale and min search and their 6-bit packing into 12 bytes, Q6_K's
-// signed 8-bit sub-block scales, MXFP4's shared E8M0 exponent). The
+// signed 8-bit sub-block scales, MXFP4's shared E8M0 exponent, TQ1_0's and TQ2_0's ternary codes
+// and base-3 packing, Q3_K's make_q3_quants fits, 6-bit signed scales and hmask, Q2_K's 4-bit scale
+// and min per 16, Q1_0's sign bits, Q2_0's 2-bit codes). The
 // arithmetic is float32 as ggml's C does it (Math.fround after each operation), so the bytes
 // made here equal bq.quantize's (tests/encode-steps.test.js checks them on random and edge
 // blocks); the page shows them beside the block's real bytes. No DOM.
@@ -527,7 +529,9 @@ function ternary(fmt, x) {
     fields: { d: fromHalf(h) },
     steps: [
       `d = amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
-      `id = 1 / d = ${num(id)} (the float32 amax, not the fp16 one)`,
+      amax !== 0
+        ? `id = 1 / d = ${num(id)} (the float32 amax, not the fp16 one)`
+        : 'd = 0: id = 0, every code 1 (zero)',
       `q_i = round(x_i · id) + 1, halves away from zero: -1, 0, 1 → 0, 1, 2 (so |x_i| < amax / 2 gives 0); e.g. element ${k}: round(${num(x[k])} · ${num(id)}) + 1 = ${codes[k]}; this block: ${count[0]} × -1, ${count[1]} × 0, ${count[2]} × +1`,
       ...packing,
     ],
@@ -928,7 +932,9 @@ function q3K(x) {
     );
   }
   steps.push(
-    `codes q = round(x / (d · (sc_j - 32))) clamped to -4 … 3, stored + 4; e.g. element 0: round(${num(x[0])} / ${num(f(d * (sc[0] - 32)))}) + 4 = ${codes[0]}`,
+    f(d * (sc[0] - 32)) === 0
+      ? `codes q = round(x / (d · (sc_j - 32))) clamped to -4 … 3, stored + 4, in each sub-block whose d · (sc_j - 32) is not 0; sub-block 0's is 0, so it keeps its fit's codes (element 0: ${codes[0]})`
+      : `codes q = round(x / (d · (sc_j - 32))) clamped to -4 … 3, stored + 4; e.g. element 0: round(${num(x[0])} / ${num(f(d * (sc[0] - 32)))}) + 4 = ${codes[0]}`,
     `hmask: bit 2 of each code (set for codes 4 … 7, i.e. not negative): element e at bit e / 32 of byte e % 32; e.g. bytes 0–3: ${Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
     'qs: the low two bits, per 128 values byte l holding codes l, l + 32, l + 64, l + 96 in bits 0–1, 2–3, 4–5, 6–7; then the 12 scale bytes and d',
   );
@@ -1069,7 +1075,7 @@ function q2_0(x) {
     fields: { d: fromHalf(h) },
     steps: [
       `d = amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
-      `id = 1 / d = ${num(id)} (the float32 amax)`,
+      amax > 0 ? `id = 1 / d = ${num(id)} (the float32 amax)` : 'd = 0: id = 0, every code 1 (zero)',
       `q_i = round(x_i · id) + 1, halves away from zero, clamped to 0 … 3: since |x_i · id| ≤ 1 the codes are 0, 1, 2 (-d, 0, +d) and 3 (+2d) is never made; e.g. element ${k}: round(${num(x[k])} · ${num(id)}) + 1 = ${codes[k]}; this block: ${count[0]} × -d, ${count[1]} × 0, ${count[2]} × +d`,
       'qs: 16 bytes, element j in bits 2 · (j % 4) of byte j / 4',
     ],
