@@ -2,7 +2,9 @@
 // bytes, with this block's numbers (the largest value, d and m, each value's code, the fifth bit
 // into qh, NVFP4's UE4M3 sub-block scales, IQ4_NL's table search over seven trial scales, Q4_K's
 // and Q5_K's per-sub-block scale and min search and their 6-bit packing into 12 bytes, Q6_K's
-// signed 8-bit sub-block scales). The
+// signed 8-bit sub-block scales, MXFP4's shared E8M0 exponent, TQ1_0's and TQ2_0's ternary codes
+// and base-3 packing, Q3_K's make_q3_quants fits, 6-bit signed scales and hmask, Q2_K's 4-bit scale
+// and min per 16, Q1_0's sign bits, Q2_0's 2-bit codes). The
 // arithmetic is float32 as ggml's C does it (Math.fround after each operation), so the bytes
 // made here equal bq.quantize's (tests/encode-steps.test.js checks them on random and edge
 // blocks); the page shows them beside the block's real bytes. No DOM.
@@ -37,6 +39,8 @@ export function fromHalf(/** @type {number} */ h) {
 const roundf = (/** @type {number} */ x) => Math.sign(x) * Math.floor(Math.abs(x) + 0.5);
 /** A number as the page prints it: float32 shortest, 6 significant digits at most. */
 export const num = (/** @type {number} */ v) => (Number.isFinite(v) ? String(Number(v.toPrecision(6))) : String(v));
+/** A float converted to int8_t as x86-64 does it: truncated to int32 (out of range or NaN: -2^31), then its low byte, signed. @param {number} v */
+const toInt8 = (v) => ((Number.isFinite(v) && Math.abs(v) < 2 ** 31 ? Math.trunc(v) : -(2 ** 31)) << 24) >> 24;
 const hex16 = (/** @type {number} */ h) => `0x${h.toString(16).padStart(4, '0')}`;
 
 /** IQ4_NL's 16 non-uniform levels (ggml's kvalues_iq4nl), ascending. */
@@ -52,7 +56,46 @@ export const FP4 = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
  */
 
 /** The formats encode teaches (the rest show their decode only). */
-export const ENCODABLE = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'q6_K', 'iq4_nl', 'nvfp4'];
+export const ENCODABLE = [
+  'q8_0',
+  'q4_0',
+  'q4_1',
+  'q5_0',
+  'q5_1',
+  'q4_K',
+  'q5_K',
+  'q6_K',
+  'iq4_nl',
+  'nvfp4',
+  'mxfp4',
+  'tq2_0',
+  'tq1_0',
+  'q3_K',
+  'q2_K',
+  'q1_0',
+  'q2_0',
+];
+
+/** The values in one block of each taught format. */
+export const BLOCK_VALUES = /** @type {Record<string, number>} */ ({
+  q8_0: 32,
+  q4_0: 32,
+  q4_1: 32,
+  q5_0: 32,
+  q5_1: 32,
+  q4_K: 256,
+  q5_K: 256,
+  q6_K: 256,
+  iq4_nl: 32,
+  nvfp4: 64,
+  mxfp4: 32,
+  tq2_0: 256,
+  tq1_0: 256,
+  q3_K: 256,
+  q2_K: 256,
+  q1_0: 128,
+  q2_0: 64,
+});
 
 /** The element of largest |x| (the first of equals) and that |x|. @param {ArrayLike<number>} x */
 function signedMax(x) {
@@ -86,18 +129,7 @@ const putHalf = (/** @type {Uint8Array} */ b, /** @type {number} */ o, /** @type
  * @throws {TypeError} for a format not in ENCODABLE; RangeError for a wrong value count
  */
 export function encode(format, x, o = {}) {
-  const n = /** @type {Record<string, number>} */ ({
-    q8_0: 32,
-    q4_0: 32,
-    q4_1: 32,
-    q5_0: 32,
-    q5_1: 32,
-    q4_K: 256,
-    q5_K: 256,
-    q6_K: 256,
-    iq4_nl: 32,
-    nvfp4: 64,
-  })[format];
+  const n = BLOCK_VALUES[format];
   if (!n) throw new TypeError(`encode: no encoder steps for ${format}`);
   if (x.length !== n) throw new RangeError(`encode: a ${format} block has ${n} values, got ${x.length}`);
   if (format === 'q8_0') return q8_0(x);
@@ -106,14 +138,29 @@ export function encode(format, x, o = {}) {
   if (format === 'iq4_nl') return iq4nl(x, o.imatrix);
   if (format === 'q4_K' || format === 'q5_K') return kQuant(format, x);
   if (format === 'q6_K') return q6K(x);
+  if (format === 'q3_K') return q3K(x);
+  if (format === 'q2_K') return q2K(x);
+  if (format === 'q1_0') return q1_0(x);
+  if (format === 'q2_0') return q2_0(x);
+  if (format === 'mxfp4') return mxfp4(x);
+  if (format === 'tq2_0' || format === 'tq1_0') return ternary(format, x);
   return nvfp4(x);
 }
 
 /** @param {Float32Array} x */
 function q8_0(x) {
-  const { amax, at } = signedMax(x);
+  // ggml's MAX(amax, |x|): amax > |x| ? amax : |x|, so a NaN is kept until a larger value comes
+  let amax = 0,
+    at = -1;
+  for (let j = 0; j < 32; j++) {
+    const a = Math.abs(x[j]);
+    if (!(amax > a)) {
+      if (a !== amax) at = j;
+      amax = a;
+    }
+  }
   const d = f(amax / 127);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const h = toHalf(d);
   const codes = Array.from(x, (v) => roundf(f(v * id)));
   const bytes = new Uint8Array(34);
@@ -142,9 +189,9 @@ function symmetric(fmt, x) {
     top = five ? 31 : 15;
   const { max, at } = signedMax(x);
   const d = f(max / -half);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const h = toHalf(d);
-  const codes = Array.from(x, (v) => Math.min(top, Math.trunc(f(f(v * id) + half + 0.5))));
+  const codes = Array.from(x, (v) => Math.min(top, toInt8(f(f(v * id) + half + 0.5))));
   const bytes = new Uint8Array(five ? 22 : 18);
   putHalf(bytes, 0, h);
   let qh = 0;
@@ -186,12 +233,12 @@ function minMax(fmt, x) {
     if (v > max) max = v;
   }
   const d = f(f(max - min) / levels);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const hd = toHalf(d),
     hm = toHalf(min);
   const codes = Array.from(x, (v) => {
-    const q = Math.trunc(f(f(f(v - min) * id) + 0.5));
-    return five ? q & 255 : Math.min(15, q);
+    const q = f(f(f(v - min) * id) + 0.5);
+    return five ? toInt8(q) & 255 : Math.min(15, toInt8(q));
   });
   const bytes = new Uint8Array(five ? 24 : 20);
   putHalf(bytes, 0, hd);
@@ -289,7 +336,7 @@ function iq4nl(x, qw) {
     );
   }
   const h = toHalf(d);
-  const id = d ? f(1 / d) : 0;
+  const id = d !== 0 ? f(1 / d) : 0; // C's `d ?`: a NaN d is true
   const codes = Array.from(x, (v) => nearest(IQ4NL, f(id * v)));
   const bytes = new Uint8Array(18);
   putHalf(bytes, 0, h);
@@ -345,15 +392,7 @@ function nvfp4(x) {
     const d = f(ue4m3Value(ue));
     bytes[s] = ue;
     scales.push(d);
-    const q = Array.from(xb, (v) => {
-      let bi = 0,
-        be = Math.abs(f(f(FP4[0] * d) - v));
-      for (let i = 1; i < 16; i++) {
-        const err = Math.abs(f(f(FP4[i] * d) - v));
-        if (err < be) ((bi = i), (be = err));
-      }
-      return bi;
-    });
+    const q = Array.from(xb, (v) => fp4Code(v, d));
     for (let j = 0; j < 8; j++) bytes[4 + 8 * s + j] = q[j] | (q[j + 8] << 4);
     codes.push(...q);
     steps.push(
@@ -365,6 +404,138 @@ function nvfp4(x) {
     'qs: per sub-block 8 bytes, byte j holding code j (low nibble) and code j + 8 (high nibble)',
   );
   return { format: 'nvfp4', bytes, codes, fields: { d: scales }, steps };
+}
+
+/** The index of the FP4 table entry nearest v at scale d, the first of equals (ggml's best_index_mxfp4). @param {number} v @param {number} d */
+function fp4Code(v, d) {
+  let bi = 0,
+    be = Math.abs(f(f(FP4[0] * d) - v));
+  for (let i = 1; i < 16; i++) {
+    const err = Math.abs(f(f(FP4[i] * d) - v));
+    if (err < be) ((bi = i), (be = err));
+  }
+  return bi;
+}
+
+/** E8M0's value halved (ggml's ggml_e8m0_to_fp32_half): 2^(e - 128), with 2^-128 and 2^-127 for e = 0, 1. @param {number} e */
+export const e8m0Half = (e) => fromBits(e < 2 ? 0x00200000 << e : (e - 1) << 23);
+
+/**
+ * MXFP4: one E8M0 exponent for 32 values, e = floor(log2(amax)) - 2 + 127 (so amax / 2^(e - 127)
+ * lands in [4, 8), the top of E2M1's range), and each value the E2M1 code nearest it at that scale.
+ * @param {Float32Array} x
+ */
+function mxfp4(x) {
+  const { amax, at } = signedMax(x);
+  // ggml: floorf(log2f(amax)); log2 rounded to float32 as the product code does (a float just
+  // below 2^k has log2 rounding up to k).
+  const lg = amax > 0 ? f(Math.log2(amax)) : 0;
+  const ev = Math.floor(lg) - 2 + 127;
+  // The float to uint8_t conversion as x86-64 does it: the low byte of the int32 (Inf gives 0).
+  const e = amax > 0 ? (Number.isFinite(ev) ? ev & 255 : 0) : 0;
+  const d = e8m0Half(e);
+  const codes = Array.from(x, (v) => fp4Code(v, d));
+  const bytes = new Uint8Array(17);
+  bytes[0] = e;
+  nibbles(codes, bytes, 1);
+  const k = Math.max(0, at);
+  return {
+    format: 'mxfp4',
+    bytes,
+    codes,
+    fields: { e, d: f(d * 2) },
+    steps: [
+      `amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}`,
+      amax > 0
+        ? `shared exponent e = floor(log2(amax)) - 2 + 127 = floor(${num(lg)}) + 125 = ${e} (E8M0 byte 0x${e.toString(16).padStart(2, '0')}): the scale 2^(e - 127) = ${num(f(d * 2))} puts amax at ${num(f(amax / f(d * 2)))}, in [4, 8) (E2M1's largest value is 6: above it, values clip to ±6)`
+        : 'amax = 0: e = 0',
+      `d = 2^(e - 127) / 2 = ${num(d)} (halved to match the doubled table)`,
+      `each code: the first index i of least |table_i · d - x|, table ${FP4.join(', ')}; e.g. element ${k}: ${num(x[k])} / d = ${num(f(x[k] / d))} → index ${codes[k]} (value ${FP4[codes[k]] / 2} · 2^(e - 127))`,
+      'qs: byte j holds code j (low nibble) and code j + 16 (high nibble)',
+    ],
+  };
+}
+
+/**
+ * C's lroundf(v) + 1 kept in an int, as x86-64 gives it: halves away from zero; a NaN, Inf or
+ * out-of-range v converts to LONG_MIN, whose + 1 has low 32 bits 1.
+ * @param {number} v
+ */
+const trit = (v) => (Number.isFinite(v) && Math.abs(v) < 2 ** 62 ? roundf(v) + 1 : 1);
+
+/**
+ * TQ2_0 (and TQ1_0): ternary codes against d = amax: each value rounds x / amax to -1, 0 or 1, stored
+ * as 0, 1, 2. TQ2_0 packs four 2-bit codes per byte; TQ1_0 five trits per byte as a base-3 number
+ * q (first code most significant) scaled to a byte by ceil(q · 256 / 243), four in each of the last
+ * four bytes (times 3, so they too fill five trits).
+ * @param {'tq2_0' | 'tq1_0'} fmt @param {Float32Array} x @returns {Encoded}
+ */
+function ternary(fmt, x) {
+  let amax = 0,
+    at = -1;
+  for (let j = 0; j < 256; j++) {
+    const a = Math.abs(x[j]);
+    // ggml's MAX(amax, |v|): amax > |v| ? amax : |v| (a NaN takes over)
+    if (!(amax > a)) {
+      if (a !== amax) at = j;
+      amax = a;
+    }
+  }
+  const id = amax !== 0 ? f(1 / amax) : 0;
+  const h = toHalf(amax);
+  const codes = Array.from(x, (v) => trit(f(v * id)));
+  const one = fmt === 'tq1_0';
+  const bytes = new Uint8Array(one ? 54 : 66);
+  /** @type {string[]} */
+  const packing = [];
+  if (one) {
+    /** Base 3 of the codes at `first + stride · n`, n < count, first most significant; ceil(q · 256 / 243). @param {number} first @param {number} stride @param {number} count */
+    const pack = (first, stride, count) => {
+      let q = 0;
+      for (let n = 0; n < count; n++) q = (q * 3 + codes[first + stride * n]) & 255;
+      if (count === 4) q = (q * 3) & 255;
+      return { q, byte: Math.floor((q * 256 + 242) / 243) };
+    };
+    for (let m = 0; m < 32; m++) bytes[m] = pack(m, 32, 5).byte;
+    for (let m = 0; m < 16; m++) bytes[32 + m] = pack(160 + m, 16, 5).byte;
+    for (let j = 0; j < 4; j++) bytes[48 + j] = pack(240 + j, 4, 4).byte;
+    putHalf(bytes, 52, h);
+    const p0 = pack(0, 32, 5);
+    packing.push(
+      `qs[0..31]: byte m holds the five codes m, m + 32, m + 64, m + 96, m + 128 as the base-3 number q = 81 · q_m + 27 · q_(m+32) + 9 · q_(m+64) + 3 · q_(m+96) + q_(m+128) (q < 243), stored as ceil(q · 256 / 243) so that the first trit is the byte's top: byte · 3 >> 8; e.g. byte 0: codes ${[0, 32, 64, 96, 128].map((i) => codes[i]).join(', ')} → q = ${p0.q} → ${p0.byte}`,
+      'qs[32..47]: the same for elements 160…239, byte m holding m + 160, m + 176, …, m + 224 (stride 16)',
+      `qh[0..3]: elements 240…255, byte j holding codes 240 + j, 244 + j, 248 + j, 252 + j, times 3 (a zero fifth trit), then ceil(q · 256 / 243): ${Array.from(bytes.subarray(48, 52)).join(', ')}`,
+      'd last: the fp16 after the 52 code bytes (1.6875 bits per value)',
+    );
+  } else {
+    for (let c = 0; c < 2; c++)
+      for (let m = 0; m < 32; m++) {
+        let q = 0;
+        for (let n = 0; n < 4; n++) q += (codes[128 * c + m + 32 * n] & 3) << (2 * n);
+        bytes[32 * c + m] = q & 255;
+      }
+    putHalf(bytes, 64, h);
+    packing.push(
+      'qs: per 128 values, byte m holds codes m, m + 32, m + 64, m + 96 in bits 0–1, 2–3, 4–5, 6–7 (code 3 is never made)',
+      'd last: the fp16 after the 64 code bytes',
+    );
+  }
+  const k = Math.max(0, at);
+  const count = [0, 1, 2].map((t) => codes.filter((q) => q === t).length);
+  return {
+    format: fmt,
+    bytes,
+    codes,
+    fields: { d: fromHalf(h) },
+    steps: [
+      `d = amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+      amax !== 0
+        ? `id = 1 / d = ${num(id)} (the float32 amax, not the fp16 one)`
+        : 'd = 0: id = 0, every code 1 (zero)',
+      `q_i = round(x_i · id) + 1, halves away from zero: -1, 0, 1 → 0, 1, 2 (so |x_i| < amax / 2 gives 0); e.g. element ${k}: round(${num(x[k])} · ${num(id)}) + 1 = ${codes[k]}; this block: ${count[0]} × -1, ${count[1]} × 0, ${count[2]} × +1`,
+      ...packing,
+    ],
+  };
 }
 
 /**
@@ -386,17 +557,22 @@ export function blockError(x, y, w) {
   return { rmse: Math.sqrt(se / x.length), maxAbs: max, weighted: w && ws > 0 ? wse / ws : NaN };
 }
 
-/** ggml's nearest_int: round half to even through float32 (|v| < 2^22). @param {number} v */
-const nearestInt = (v) => f(v + 12582912) - 12582912;
+/**
+ * ggml's nearest_int: the low 23 bits of v + 1.5 · 2^23 in float32, minus 2^22; round half to even
+ * for |v| < 2^22, and outside that range the bits x86-64 gives (Inf: -2^22; NaN: 0).
+ * @param {number} v
+ */
+const nearestInt = (v) => (v !== v ? 0 : (bitsOf(f(v + 12582912)) & 0x7fffff) - 0x400000);
 
 /**
  * ggml's make_qkx2_quants: a scale and a min for one sub-block of n values with levels 0..nmax,
  * searched over nstep + 1 trial scales (rmin + rdelta · is + nmax) / (max - min), each refined by
  * weighted least squares; the fit of least weighted squared error wins.
+ * With `mad` the error is the weighted absolute one (Q2_K's), else the weighted square.
  * @param {Float32Array} x @param {number[]} w @param {number} nmax
- * @param {number} rmin @param {number} rdelta @param {number} nstep
+ * @param {number} rmin @param {number} rdelta @param {number} nstep @param {boolean} [mad]
  */
-function qkx2(x, w, nmax, rmin, rdelta, nstep) {
+function qkx2(x, w, nmax, rmin, rdelta, nstep, mad = false) {
   const n = x.length;
   let min = x[0],
     max = x[0],
@@ -417,7 +593,7 @@ function qkx2(x, w, nmax, rmin, rdelta, nstep) {
   for (let i = 0; i < n; i++) {
     L[i] = Math.max(0, Math.min(nmax, nearestInt(f(iscale * f(x[i] - min)))));
     const d = f(f(f(scale * L[i]) + min) - x[i]);
-    best = f(best + f(w[i] * f(d * d)));
+    best = f(best + f(w[i] * (mad ? Math.abs(d) : f(d * d))));
   }
   let chosen = -1;
   const aux = new Array(n);
@@ -444,7 +620,7 @@ function qkx2(x, w, nmax, rmin, rdelta, nstep) {
       let err = 0;
       for (let i = 0; i < n; i++) {
         const d = f(f(f(ts * aux[i]) + tm) - x[i]);
-        err = f(err + f(w[i] * f(d * d)));
+        err = f(err + f(w[i] * (mad ? Math.abs(d) : f(d * d))));
       }
       if (err < best) {
         for (let i = 0; i < n; i++) L[i] = aux[i];
@@ -512,7 +688,7 @@ function kQuant(fmt, x) {
     dmin = fromHalf(hm);
   for (let j = 0; j < 8; j++) {
     const dj = f(d * sc[j]);
-    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the search's codes (a NaN one does not)
     const dm = f(dmin * mq[j]);
     for (let i = 0; i < 32; i++) L[32 * j + i] = Math.max(0, Math.min(nmax, nearestInt(f(f(x[32 * j + i] + dm) / dj))));
   }
@@ -569,7 +745,7 @@ function qx(x, nmax) {
   };
   const first = fit(f(-nmax / max));
   first.ls.forEach((l, i) => (L[i] = l));
-  let scale = first.suml2 ? f(first.sumlx / first.suml2) : 0;
+  let scale = first.suml2 !== 0 ? f(first.sumlx / first.suml2) : 0;
   let best = f(scale * first.sumlx);
   /** @type {number | null} */
   let chosen = null;
@@ -618,7 +794,7 @@ function q6K(x) {
   const sc = scales.map((s) => Math.min(127, nearestInt(f(iscale * s))));
   for (let j = 0; j < 16; j++) {
     const dj = f(d * sc[j]);
-    if (!dj) continue; // ggml keeps the search's codes for a sub-block whose scale rounds to 0
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the search's codes (a NaN one does not)
     for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(-32, Math.min(31, nearestInt(f(x[16 * j + i] / dj)))) + 32;
   }
   for (let j = 0, h = 0; j < 256; j += 128, h++)
@@ -637,4 +813,271 @@ function q6K(x) {
     'ql: the low 4 bits (per 128 values, byte l holds codes l and l + 64, byte l + 32 codes l + 32 and l + 96); qh: the top 2 bits of four codes per byte',
   );
   return { format: 'q6_K', bytes, codes: L, fields: { d, sc }, steps };
+}
+
+/**
+ * ggml's make_q3_quants with do_rmse (weights x²): codes -nmax … nmax - 1 from -nmax / max (max the
+ * signed largest value), then up to five passes moving single codes to the least-squares optimum
+ * while that raises (Σ w x l)² / Σ w l²; the scale is Σ w x l / Σ w l². Codes are returned + nmax.
+ * @param {Float32Array} x @param {number} nmax
+ */
+function q3Fit(x, nmax) {
+  const n = x.length;
+  const { amax, max } = signedMax(x);
+  const L = new Array(n).fill(0);
+  if (amax < 1e-15) return { scale: 0, L, passes: 0, changed: 0 };
+  const iscale = f(-nmax / max);
+  let sumlx = 0,
+    suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    L[i] = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[i]))));
+    const w = f(x[i] * x[i]);
+    sumlx = f(sumlx + f(f(w * x[i]) * L[i]));
+    suml2 = f(suml2 + f(f(w * L[i]) * L[i]));
+  }
+  let passes = 0,
+    changed = 0;
+  for (let itry = 0; itry < 5; itry++) {
+    passes++;
+    let nChanged = 0;
+    for (let i = 0; i < n; i++) {
+      const w = f(x[i] * x[i]);
+      let slx = f(sumlx - f(f(w * x[i]) * L[i]));
+      if (slx > 0) {
+        let sl2 = f(suml2 - f(f(w * L[i]) * L[i]));
+        const nl = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(f(x[i] * sl2) / slx))));
+        if (nl !== L[i]) {
+          slx = f(slx + f(f(w * x[i]) * nl));
+          sl2 = f(sl2 + f(f(w * nl) * nl));
+          if (sl2 > 0 && f(f(slx * slx) * suml2) > f(f(sumlx * sumlx) * sl2)) {
+            L[i] = nl;
+            sumlx = slx;
+            suml2 = sl2;
+            nChanged++;
+          }
+        }
+      }
+    }
+    changed += nChanged;
+    if (!nChanged) break;
+  }
+  for (let i = 0; i < n; i++) L[i] += nmax;
+  return { scale: suml2 > 0 ? f(sumlx / suml2) : 0, L, passes, changed };
+}
+
+/**
+ * Q3_K: 16 sub-blocks of 16, each fitted by make_q3_quants; their signed scales quantized to 6 bits
+ * against the one of largest |scale| (d = that scale / -32), packed into 12 bytes; 3-bit codes
+ * -4 … 3, their low two bits in qs and the third in hmask.
+ * @param {Float32Array} x @returns {Encoded}
+ */
+function q3K(x) {
+  const L = new Array(256).fill(0);
+  /** @type {number[]} */
+  const scales = [];
+  const fits = [];
+  let maxScale = 0,
+    amax = 0;
+  for (let j = 0; j < 16; j++) {
+    const r = q3Fit(x.subarray(16 * j, 16 * j + 16), 4);
+    scales.push(r.scale);
+    r.L.forEach((l, i) => (L[16 * j + i] = l));
+    if (Math.abs(r.scale) > amax) ((amax = Math.abs(r.scale)), (maxScale = r.scale));
+    fits.push(`${j}: ${num(r.scale)}${r.changed ? ` (${r.changed} codes moved in ${r.passes} passes)` : ''}`);
+  }
+  const bytes = new Uint8Array(110);
+  const packed = bytes.subarray(96, 108);
+  /** @type {number[]} */
+  const sc = new Array(16).fill(0);
+  let hd = 0,
+    iscale = 0;
+  if (maxScale !== 0) {
+    iscale = f(-32 / maxScale);
+    for (let j = 0; j < 16; j++) {
+      const l = Math.max(-32, Math.min(31, (nearestInt(f(iscale * scales[j])) << 24) >> 24)) + 32;
+      sc[j] = l;
+      if (j < 8) packed[j] = l & 15;
+      else packed[j - 8] |= (l & 15) << 4;
+      packed[8 + (j % 4)] |= (l >> 4) << (2 * (j >> 2));
+    }
+    hd = toHalf(f(1 / iscale));
+  }
+  const d = fromHalf(hd);
+  for (let j = 0; j < 16; j++) {
+    const dj = f(d * (sc[j] - 32));
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the fit's codes (a NaN one does not)
+    for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(-4, Math.min(3, nearestInt(f(x[16 * j + i] / dj)))) + 4;
+  }
+  const codes = L.slice();
+  for (let e = 0; e < 256; e++)
+    if (L[e] > 3) {
+      bytes[e % 32] |= 1 << (e >> 5);
+      L[e] -= 4;
+    }
+  for (let c = 0; c < 2; c++)
+    for (let l = 0; l < 32; l++)
+      bytes[32 + 32 * c + l] =
+        L[128 * c + l] | (L[128 * c + l + 32] << 2) | (L[128 * c + l + 64] << 4) | (L[128 * c + l + 96] << 6);
+  putHalf(bytes, 108, hd);
+  const steps = [
+    `per sub-block of 16: codes round(-4 / max · x) in -4 … 3 (max: the signed largest value), then up to 5 passes moving one code at a time to where it best fits Σ w x l / Σ w l² (weights x²); the scale is that least-squares ratio: ${fits.join('; ')}`,
+  ];
+  if (!maxScale) {
+    steps.push("every scale is 0: d = 0, the scales all 32 (signed 0), the fits' codes kept");
+  } else {
+    steps.push(
+      `the scale of largest |scale|: ${num(maxScale)}; d = 1 / (-32 / ${num(maxScale)}) = ${num(f(1 / iscale))} → fp16 ${hex16(hd)} = ${num(d)}`,
+      `6-bit sub-block scales: round(-32 / ${num(maxScale)} · scale_j), clamped to -32 … 31, stored + 32: ${sc.join(', ')}`,
+      `packed into 12 bytes: the low nibbles of scales 0–7 in bytes 0–7, of scales 8–15 in their high nibbles; the top two bits of scale j in bits 2·(j / 4) of byte 8 + j % 4: ${Array.from(packed, (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+    );
+  }
+  steps.push(
+    f(d * (sc[0] - 32)) === 0
+      ? `codes q = round(x / (d · (sc_j - 32))) clamped to -4 … 3, stored + 4, in each sub-block whose d · (sc_j - 32) is not 0; sub-block 0's is 0, so it keeps its fit's codes (element 0: ${codes[0]})`
+      : `codes q = round(x / (d · (sc_j - 32))) clamped to -4 … 3, stored + 4; e.g. element 0: round(${num(x[0])} / ${num(f(d * (sc[0] - 32)))}) + 4 = ${codes[0]}`,
+    `hmask: bit 2 of each code (set for codes 4 … 7, i.e. not negative): element e at bit e / 32 of byte e % 32; e.g. bytes 0–3: ${Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+    'qs: the low two bits, per 128 values byte l holding codes l, l + 32, l + 64, l + 96 in bits 0–1, 2–3, 4–5, 6–7; then the 12 scale bytes and d',
+  );
+  return { format: 'q3_K', bytes, codes, fields: { d, sc: sc.map((v) => v - 32) }, steps };
+}
+
+/**
+ * Q2_K: 16 sub-blocks of 16, each with a scale and a min from make_qkx2_quants (levels 0 … 3,
+ * weights |x|, the weighted absolute error), both quantized to 4 bits against the largest of each
+ * (d = largest scale / 15, dmin = largest min / 15) and packed as one byte per sub-block; 2-bit codes.
+ * @param {Float32Array} x @returns {Encoded}
+ */
+function q2K(x) {
+  const L = new Array(256).fill(0);
+  /** @type {number[]} */
+  const scales = [];
+  /** @type {number[]} */
+  const mins = [];
+  const fits = [];
+  let maxScale = 0,
+    maxMin = 0;
+  for (let j = 0; j < 16; j++) {
+    const xb = x.subarray(16 * j, 16 * j + 16);
+    const r = qkx2(
+      xb,
+      Array.from(xb, (v) => Math.abs(v)),
+      3,
+      -0.5,
+      f(0.1),
+      15,
+      true,
+    );
+    scales.push(r.scale);
+    mins.push(r.min);
+    r.L.forEach((l, i) => (L[16 * j + i] = l));
+    if (r.scale > maxScale) maxScale = r.scale;
+    if (r.min > maxMin) maxMin = r.min;
+    fits.push(`${j}: ${num(r.scale)}, −${num(r.min)}${r.chosen >= 0 ? ` (trial ${r.chosen})` : ''}`);
+  }
+  const bytes = new Uint8Array(84);
+  const sc = new Array(16).fill(0),
+    mq = new Array(16).fill(0);
+  let hd = 0,
+    hm = 0;
+  if (maxScale > 0) {
+    const is = f(15 / maxScale);
+    for (let j = 0; j < 16; j++) sc[j] = nearestInt(f(is * scales[j])) & 255;
+    hd = toHalf(f(maxScale / 15));
+  }
+  for (let j = 0; j < 16; j++) bytes[j] = sc[j];
+  if (maxMin > 0) {
+    const im = f(15 / maxMin);
+    for (let j = 0; j < 16; j++) {
+      mq[j] = nearestInt(f(im * mins[j]));
+      bytes[j] = (bytes[j] | (mq[j] << 4)) & 255;
+    }
+    hm = toHalf(f(maxMin / 15));
+  }
+  const d = fromHalf(hd),
+    dmin = fromHalf(hm);
+  for (let j = 0; j < 16; j++) {
+    const dj = f(d * (bytes[j] & 15));
+    if (dj === 0) continue; // ggml's !d: a scale of 0 keeps the search's codes (a NaN one does not)
+    const dm = f(dmin * (bytes[j] >> 4));
+    for (let i = 0; i < 16; i++) L[16 * j + i] = Math.max(0, Math.min(3, nearestInt(f(f(x[16 * j + i] + dm) / dj))));
+  }
+  for (let c = 0; c < 2; c++)
+    for (let l = 0; l < 32; l++)
+      bytes[16 + 32 * c + l] =
+        L[128 * c + l] | (L[128 * c + l + 32] << 2) | (L[128 * c + l + 64] << 4) | (L[128 * c + l + 96] << 6);
+  putHalf(bytes, 80, hd);
+  putHalf(bytes, 82, hm);
+  return {
+    format: 'q2_K',
+    bytes,
+    codes: L,
+    fields: {
+      d,
+      dmin,
+      sc: Array.from(bytes.subarray(0, 16), (b) => b & 15),
+      m: Array.from(bytes.subarray(0, 16), (b) => b >> 4),
+    },
+    steps: [
+      `per sub-block of 16: weights w = |x|; the min (≤ 0) and scale of codes 0 … 3 from 16 trial scales (rmin -0.5, step 0.1), each refined by weighted least squares, the one of least Σ w |error| kept (scale, −min): ${fits.join('; ')}`,
+      `d = largest scale / 15 = ${num(f(maxScale / 15))} → fp16 ${hex16(hd)} = ${num(d)}; dmin = largest min / 15 = ${num(f(maxMin / 15))} → fp16 ${hex16(hm)} = ${num(dmin)}`,
+      `4-bit scales round(15 / largest scale · scale_j) = ${sc.join(', ')}; 4-bit mins round(15 / largest min · min_j) = ${mq.join(', ')}`,
+      `scales: byte j = scale_j | min_j << 4: ${Array.from(bytes.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+      `codes q = round((x + dmin · m_j) / (d · sc_j)), clamped to 0 … 3; e.g. element 0: round((${num(x[0])} + ${num(f(dmin * (bytes[0] >> 4)))}) / ${num(f(d * (bytes[0] & 15)))}) = ${L[0]}`,
+      'qs: per 128 values byte l holds codes l, l + 32, l + 64, l + 96 in bits 0–1, 2–3, 4–5, 6–7; then d and dmin',
+    ],
+  };
+}
+
+/** Q1_0: one sign bit per value against d = mean |x|. @param {Float32Array} x @returns {Encoded} */
+function q1_0(x) {
+  let sum = 0;
+  for (const v of x) sum = f(sum + Math.abs(v));
+  const d = f(sum / 128);
+  const h = toHalf(d);
+  const codes = Array.from(x, (v) => (v >= 0 ? 1 : 0));
+  const bytes = new Uint8Array(18);
+  putHalf(bytes, 0, h);
+  codes.forEach((b, j) => (bytes[2 + (j >> 3)] |= b << (j & 7)));
+  const pos = codes.filter((b) => b).length;
+  return {
+    format: 'q1_0',
+    bytes,
+    codes,
+    fields: { d: fromHalf(h) },
+    steps: [
+      `d = Σ |x| / 128 = ${num(sum)} / 128 = ${num(d)} (the mean magnitude, summed in element order); stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+      `each value keeps only its sign: bit = 1 when x ≥ 0 (read back +d; -0 counts as ≥ 0), 0 when x < 0 (read back -d): this block has ${pos} ones and ${128 - pos} zeros; e.g. element 0: ${num(x[0])} → ${codes[0]}`,
+      'qs: 16 bytes, element j at bit j % 8 of byte j / 8',
+    ],
+  };
+}
+
+/** Q2_0: 2-bit codes round(x / amax) + 1 against d = amax (code 3, +2d, is never made). @param {Float32Array} x @returns {Encoded} */
+function q2_0(x) {
+  const { amax, at } = signedMax(x);
+  const id = amax > 0 ? f(1 / amax) : 0;
+  const h = toHalf(amax);
+  const codes = Array.from(x, (v) => {
+    const p = f(v * id);
+    // (int)roundf(p) as x86-64 converts it (NaN, Inf: INT_MIN), + 1, clamped to 0 … 3
+    const q = (Number.isFinite(p) && Math.abs(p) < 2 ** 31 ? roundf(p) : -(2 ** 31)) + 1;
+    return Math.max(0, Math.min(3, q));
+  });
+  const bytes = new Uint8Array(18);
+  putHalf(bytes, 0, h);
+  codes.forEach((q, j) => (bytes[2 + (j >> 2)] |= q << (2 * (j & 3))));
+  const k = Math.max(0, at);
+  const count = [0, 1, 2].map((t) => codes.filter((q) => q === t).length);
+  return {
+    format: 'q2_0',
+    bytes,
+    codes,
+    fields: { d: fromHalf(h) },
+    steps: [
+      `d = amax = max |x| = ${num(amax)}${at >= 0 ? ` (element ${at})` : ''}; stored as fp16 ${hex16(h)} = ${num(fromHalf(h))}`,
+      amax > 0 ? `id = 1 / d = ${num(id)} (the float32 amax)` : 'd = 0: id = 0, every code 1 (zero)',
+      `q_i = round(x_i · id) + 1, halves away from zero, clamped to 0 … 3: since |x_i · id| ≤ 1 the codes are 0, 1, 2 (-d, 0, +d) and 3 (+2d) is never made; e.g. element ${k}: round(${num(x[k])} · ${num(id)}) + 1 = ${codes[k]}; this block: ${count[0]} × -d, ${count[1]} × 0, ${count[2]} × +d`,
+      'qs: 16 bytes, element j in bits 2 · (j % 4) of byte j / 4',
+    ],
+  };
 }

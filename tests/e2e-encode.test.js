@@ -28,7 +28,7 @@ const imat = imatrixGGUF([
 ]).bytes;
 const [imatW] = /** @type {Float32Array[]} */ ((await readImatrix(imat)).weightsFor(NAME, 256));
 const blockOf = (/** @type {string} */ f, /** @type {Uint8Array} */ q, /** @type {number} */ b) => {
-  const n = { q4_0: 18, q5_1: 24, iq4_nl: 18, nvfp4: 36, q4_K: 144, q6_K: 210 }[f] ?? 0;
+  const n = { q4_0: 18, q5_1: 24, iq4_nl: 18, nvfp4: 36, q4_K: 144, q6_K: 210, q3_K: 110 }[f] ?? 0;
   return q.subarray(b * n, (b + 1) * n);
 };
 
@@ -58,6 +58,7 @@ for (const [width, height] of [
         ['nvfp4', 3],
         ['q4_K', 30],
         ['q6_K', 10],
+        ['q3_K', 7],
       ])) {
         await page.goto(`${b.base}?backend=${BACKEND}&url=fx/a.gguf&tensor=${NAME}&format=${fmt}&block=${block}`);
         await inspected(page, fmt, 60000);
@@ -77,12 +78,13 @@ for (const [width, height] of [
         if (fmt === 'q5_1') assert.ok(steps.some((s) => /\(max - min\) \/ 31/.test(s)));
         if (fmt === 'nvfp4') assert.ok(steps.some((s) => /UE4M3 byte/.test(s)));
         if (fmt === 'q4_K') assert.ok(steps.some((s) => /packed into 12 bytes/.test(s)));
+        if (fmt === 'q3_K') assert.ok(steps.some((s) => /^hmask: bit 2 of each code/.test(s)));
 
         // Without and with weights (x² of the row: no imatrix loaded).
         await page.click('[data-testid=encode-weights]');
         await page.waitForSelector('[data-testid=encode-side][data-side=weighted]');
         const sides = await page.$$eval('[data-testid=encode-side]', (l) => l.map((e) => e.getAttribute('data-bytes')));
-        const B = { nvfp4: 64, q4_K: 256, q6_K: 256 }[fmt] ?? 32;
+        const B = { nvfp4: 64, q4_K: 256, q6_K: 256, q3_K: 256 }[fmt] ?? 32;
         const r = Math.floor((block * B) / 256);
         const row = x.subarray(r * 256, (r + 1) * 256);
         const inRow = block - r * (256 / B);

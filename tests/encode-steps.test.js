@@ -1,10 +1,11 @@
 // demo/encode-steps.js teaches each encoder step with a block's own numbers; the bytes it builds
 // from them must be bq.quantize's bytes (ggml's, checked against libggml elsewhere), on seeded
-// random blocks and on edge blocks (the K-quants with their whole scale searches) (zeros, ties of |max|, negative max, tiny and huge values).
+// random blocks and on edge blocks (the K-quants with their whole scale searches): zeros, ties of |max|, negative
+// max, tiny (down to 1 / amax overflowing) and huge values, exact ternary ties.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { codec, rng, SEED } from './lib/helpers.js';
-import { ENCODABLE, encode, toHalf, toUE4M3, ue4m3Value, blockError } from '../demo/encode-steps.js';
+import { ENCODABLE, BLOCK_VALUES, encode, toHalf, toUE4M3, ue4m3Value, blockError } from '../demo/encode-steps.js';
 
 const bq = await codec();
 
@@ -18,6 +19,7 @@ function blocks(/** @type {number} */ n) {
     out.push(Float32Array.from({ length: n }, () => s * r.normal() * (r.next() > 0.9 ? 8 : 1)));
   }
   out.push(new Float32Array(n)); // zeros
+  out.push(new Float32Array(n).fill(-0)); // negative zeros (Q1_0: -0 ≥ 0 sets the bit)
   out.push(new Float32Array(n).fill(0.25)); // constant
   out.push(Float32Array.from({ length: n }, (_, i) => (i % 2 ? -1 : 1))); // |max| ties, first positive
   out.push(Float32Array.from({ length: n }, (_, i) => (i % 2 ? 1 : -1))); // first negative
@@ -25,12 +27,23 @@ function blocks(/** @type {number} */ n) {
   out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 1e-8)); // fp16-subnormal scales
   out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 3000)); // scales near fp16's top
   out.push(Float32Array.from({ length: n }, (_, i) => (i === 3 ? 1e6 : i / 100))); // an outlier
+  out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 1e-39)); // float32 subnormals (E8M0 below 2^-125)
+  out.push(Float32Array.from({ length: n }, (_, i) => (i - n / 2) * 1e-42)); // amax below 2^-128: 1 / amax is Inf
+  out.push(Float32Array.from({ length: n }, (_, i) => (i % 4) - 1.5)); // x / amax exactly ±1/3 and ±1 (ties elsewhere)
+  out.push(Float32Array.from({ length: n }, (_, i) => (i % 3) - 1)); // exactly ternary
+  out.push(Float32Array.from({ length: n }, (_, i) => (i % 5 ? 0.5 : -1))); // x / amax exactly ±1/2: halves away from zero
+  out.push(Float32Array.from({ length: n }, (_, i) => (i === 5 ? -0.99999994 * 4 : Math.sin(i)))); // amax just below 2^2
   return out;
 }
 
 test(`encode's bytes equal bq.quantize's for every taught format (seed ${SEED})`, () => {
+  // The list the loop runs over holds every format taught (issue 25's too), each with its block size.
+  const taught = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_K', 'q5_K', 'q6_K', 'iq4_nl', 'nvfp4'];
+  taught.push('mxfp4', 'tq2_0', 'tq1_0', 'q3_K', 'q2_K', 'q1_0', 'q2_0');
+  assert.deepEqual([...ENCODABLE].sort(), taught.sort());
+  assert.deepEqual(Object.keys(BLOCK_VALUES).sort(), taught);
   for (const fmt of ENCODABLE) {
-    const n = fmt === 'nvfp4' ? 64 : fmt.endsWith('_K') ? 256 : 32;
+    const n = BLOCK_VALUES[fmt];
     for (const x of blocks(n)) {
       const e = encode(fmt, x);
       const want = bq.quantize(fmt, x);
@@ -41,6 +54,27 @@ test(`encode's bytes equal bq.quantize's for every taught format (seed ${SEED})`
         `${fmt}: ${e.steps.join(' | ')}`,
       );
     }
+  }
+});
+
+// NaN and ±Inf inputs, where ggml's bytes follow C's tests of a NaN (true in `d ? … : 0`, not 0 in
+// `!d`) and x86-64's conversions.
+test("NaN and ±Inf inputs: encode's bytes equal bq.quantize's", () => {
+  for (const fmt of ENCODABLE) {
+    const n = BLOCK_VALUES[fmt];
+    /** @type {Float32Array[]} */
+    const xs = [new Float32Array(n).fill(NaN), new Float32Array(n).fill(-Infinity)];
+    xs.push(Float32Array.from({ length: n }, (_, i) => (i === 0 ? Infinity : i === 5 ? -Infinity : Math.cos(i))));
+    xs.push(Float32Array.from({ length: n }, (_, i) => (i === 0 ? NaN : i === n - 1 ? Infinity : Math.cos(i))));
+    for (const sp of [NaN, Infinity, -Infinity])
+      for (const at of [0, 5, n - 1])
+        xs.push(Float32Array.from({ length: n }, (_, i) => (i === at ? sp : Math.sin(i) * 2)));
+    for (const x of xs)
+      assert.deepEqual(
+        [...encode(fmt, x).bytes],
+        [...bq.quantize(fmt, x)],
+        `${fmt} of [${x.slice(0, 6).join(', ')}, …]`,
+      );
   }
 });
 
@@ -73,6 +107,6 @@ test('blockError: RMSE, max and weighted mean square', () => {
   assert.equal(e.rmse, Math.sqrt((0.25 + 1) / 4));
   assert.equal(e.maxAbs, 1);
   assert.equal(e.weighted, (0.25 + 2) / 4);
-  assert.throws(() => encode('q2_K', new Float32Array(256)), TypeError);
+  assert.throws(() => encode('iq2_xxs', new Float32Array(256)), TypeError);
   assert.throws(() => encode('q4_0', new Float32Array(31)), RangeError);
 });
