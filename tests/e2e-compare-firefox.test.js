@@ -7,11 +7,9 @@
 // (A quantized in memory) against quantizeModel's file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { createDemoServer } from '../demo/server.js';
+import { firefoxPage } from './lib/firefox-check.js';
 import { parseGGUF, quantizeModel, typeInfo } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
-import { firefoxResult } from './lib/browser.js';
 import { compareModels } from './lib/compare-fixture.js';
 
 const bq = await codec();
@@ -145,82 +143,65 @@ function serveRange(
 }
 
 test('Compare with… and the encode part in headless Firefox ESR', { timeout: 300000 }, async () => {
-  const demo = createDemoServer();
-  /** @type {(v: any) => void} */
-  let got = () => {};
-  const result = new Promise((resolve) => (got = resolve));
-  const server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/result') {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        res.writeHead(204).end();
-        got(JSON.parse(body));
-      });
-    } else if (req.method === 'GET' && req.url === '/check.html') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(CHECK);
-    } else if (req.url === '/demo/fx/a.gguf') serveRange(req, res, aBytes);
-    else if (req.url === '/demo/fx/b.gguf') serveRange(req, res, bBytes);
-    else demo.emit('request', req, res);
+  const r = await firefoxPage(CHECK, {
+    timeoutMs: 280000,
+    route(req, res) {
+      if (req.url === '/demo/fx/a.gguf') serveRange(req, res, aBytes);
+      else if (req.url === '/demo/fx/b.gguf') serveRange(req, res, bBytes);
+      else return false;
+      return true;
+    },
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  try {
-    const r = await firefoxResult(`http://127.0.0.1:${port}/check.html`, result, 280000);
-    assert.equal(r.ok, true, r.error);
-    assert.match(r.ua, /Firefox/);
-    assert.equal(r.rows.length, ga.tensors.length - 2);
-    for (const row of r.rows) {
-      const w = expected(row.name);
-      assert.equal(Number(row.rmse), w.rmse, row.name);
-      assert.equal(Number(row.maxAbs), w.maxAbs, row.name);
-      assert.equal(Number(row.se), w.se, row.name);
-      assert.equal(Number(row.signal), w.sig, row.name);
-      // SNR = 10 log10(signal / se) of those exact sums; ECMAScript lets Math.log10 be approximated,
-      // and SpiderMonkey's differs from V8's in the last bit (26.480108654408866 against ...863),
-      // so the logarithm is allowed 2 ulps (|snr| < 128: an ulp is 2^-46 at most).
-      if (w.snr === Infinity) assert.equal(Number(row.snr), Infinity, row.name);
-      else assert.ok(Math.abs(Number(row.snr) - w.snr) <= 2 * 2 ** -46, `${row.name}: ${row.snr} against ${w.snr}`);
-    }
-    assert.deepEqual(r.mismatched, ['only_in_a.weight', 'reshaped.weight', 'only_in_b.weight']);
-    // compare=quantize:Q4_0: A quantized in memory, the numbers of quantizeModel's file.
-    const converted = gq.tensors.filter((x) => x.type !== ga.tensors.find((y) => y.name === x.name)?.type);
-    assert.deepEqual(
-      r.qrows.map((/** @type {any} */ q) => q.name),
-      converted.map((x) => x.name),
-    );
-    for (const q of r.qrows) {
-      const w = expected(q.name, gq);
-      assert.equal(Number(q.se), w.se, q.name);
-      assert.equal(Number(q.signal), w.sig, q.name);
-      assert.equal(Number(q.rmse), w.rmse, q.name);
-    }
-    assert.deepEqual([r.W, r.H], [1, 128]);
-    const hex = (/** @type {Uint8Array} */ u) => Buffer.from(u).toString('hex');
-    assert.deepEqual(
-      r.blocks.map((/** @type {any} */ b) => [b.side, b.type, b.block, b.bytes]),
-      [
-        ['a', 'f16', String(7 * 256), hex(ga.tensorBytes(TENSOR).subarray(7 * 512, 7 * 512 + 2))],
-        ['b', 'q4_K', '7', hex(gb.tensorBytes(TENSOR).subarray(7 * 144, 8 * 144))],
-      ],
-    );
-    assert.deepEqual(layoutProblems(r.wide, r.vw1), []);
-    assert.deepEqual(layoutProblems(r.narrow, r.vw2), []);
-    assert.equal(new URLSearchParams(r.link).get('compare'), 'fx/b.gguf');
-    // The encode part: IQ4_NL block 100 of an F16 tensor, the bytes of bq.quantize.
-    const x = bq.dequantize('f16', ga.tensorBytes(ENC));
-    const { typeSize } = typeInfo('iq4_nl');
-    const q = bq.quantize('iq4_nl', x);
-    assert.equal(r.enc.bytes, hex(q.subarray(100 * typeSize, 101 * typeSize)));
-    assert.equal(r.enc.equal, 'true');
-    const row = x.subarray(12 * 256, 13 * 256); // block 100 = row 12, block 4 of 8
-    const blk = (/** @type {Uint8Array} */ u) => hex(u.subarray(4 * typeSize, 5 * typeSize));
-    assert.deepEqual(r.sides, [
-      blk(bq.quantize('iq4_nl', row, { rowLength: 256 })),
-      blk(bq.quantize('iq4_nl', row, { rowLength: 256, imatrix: row.map((v) => v * v) })),
-    ]);
-  } finally {
-    server.close();
+  assert.equal(r.ok, true, r.error);
+  assert.match(r.ua, /Firefox/);
+  assert.equal(r.rows.length, ga.tensors.length - 2);
+  for (const row of r.rows) {
+    const w = expected(row.name);
+    assert.equal(Number(row.rmse), w.rmse, row.name);
+    assert.equal(Number(row.maxAbs), w.maxAbs, row.name);
+    assert.equal(Number(row.se), w.se, row.name);
+    assert.equal(Number(row.signal), w.sig, row.name);
+    // SNR = 10 log10(signal / se) of those exact sums; ECMAScript lets Math.log10 be approximated,
+    // and SpiderMonkey's differs from V8's in the last bit (26.480108654408866 against ...863),
+    // so the logarithm is allowed 2 ulps (|snr| < 128: an ulp is 2^-46 at most).
+    if (w.snr === Infinity) assert.equal(Number(row.snr), Infinity, row.name);
+    else assert.ok(Math.abs(Number(row.snr) - w.snr) <= 2 * 2 ** -46, `${row.name}: ${row.snr} against ${w.snr}`);
   }
+  assert.deepEqual(r.mismatched, ['only_in_a.weight', 'reshaped.weight', 'only_in_b.weight']);
+  // compare=quantize:Q4_0: A quantized in memory, the numbers of quantizeModel's file.
+  const converted = gq.tensors.filter((x) => x.type !== ga.tensors.find((y) => y.name === x.name)?.type);
+  assert.deepEqual(
+    r.qrows.map((/** @type {any} */ q) => q.name),
+    converted.map((x) => x.name),
+  );
+  for (const q of r.qrows) {
+    const w = expected(q.name, gq);
+    assert.equal(Number(q.se), w.se, q.name);
+    assert.equal(Number(q.signal), w.sig, q.name);
+    assert.equal(Number(q.rmse), w.rmse, q.name);
+  }
+  assert.deepEqual([r.W, r.H], [1, 128]);
+  const hex = (/** @type {Uint8Array} */ u) => Buffer.from(u).toString('hex');
+  assert.deepEqual(
+    r.blocks.map((/** @type {any} */ b) => [b.side, b.type, b.block, b.bytes]),
+    [
+      ['a', 'f16', String(7 * 256), hex(ga.tensorBytes(TENSOR).subarray(7 * 512, 7 * 512 + 2))],
+      ['b', 'q4_K', '7', hex(gb.tensorBytes(TENSOR).subarray(7 * 144, 8 * 144))],
+    ],
+  );
+  assert.deepEqual(layoutProblems(r.wide, r.vw1), []);
+  assert.deepEqual(layoutProblems(r.narrow, r.vw2), []);
+  assert.equal(new URLSearchParams(r.link).get('compare'), 'fx/b.gguf');
+  // The encode part: IQ4_NL block 100 of an F16 tensor, the bytes of bq.quantize.
+  const x = bq.dequantize('f16', ga.tensorBytes(ENC));
+  const { typeSize } = typeInfo('iq4_nl');
+  const q = bq.quantize('iq4_nl', x);
+  assert.equal(r.enc.bytes, hex(q.subarray(100 * typeSize, 101 * typeSize)));
+  assert.equal(r.enc.equal, 'true');
+  const row = x.subarray(12 * 256, 13 * 256); // block 100 = row 12, block 4 of 8
+  const blk = (/** @type {Uint8Array} */ u) => hex(u.subarray(4 * typeSize, 5 * typeSize));
+  assert.deepEqual(r.sides, [
+    blk(bq.quantize('iq4_nl', row, { rowLength: 256 })),
+    blk(bq.quantize('iq4_nl', row, { rowLength: 256, imatrix: row.map((v) => v * v) })),
+  ]);
 });

@@ -5,12 +5,10 @@
 // The test compares that with the API here in Node and kills Firefox by its pid.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { firefoxPage } from './lib/firefox-check.js';
 import { readFileSync } from 'node:fs';
-import { createDemoServer } from '../demo/server.js';
 import { parseGGUF } from '../js/node.js';
 import { BACKEND, codec } from './lib/helpers.js';
-import { firefoxResult } from './lib/browser.js';
 import { NOTES } from '../demo/notes.js';
 
 const bq = await codec();
@@ -73,50 +71,27 @@ const half = (/** @type {number} */ h) => {
 };
 
 test('the demo page in headless Firefox ESR', { timeout: 300000 }, async () => {
-  const demo = createDemoServer();
-  /** @type {(v: any) => void} */
-  let got = () => {};
-  const result = new Promise((resolve) => (got = resolve));
-  const server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/result') {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        res.writeHead(204).end();
-        got(JSON.parse(body));
-      });
-    } else if (req.method === 'GET' && req.url === '/check.html') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(CHECK);
-    } else demo.emit('request', req, res);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  try {
-    const r = await firefoxResult(`http://127.0.0.1:${port}/check.html`, result, 240000);
-    assert.equal(r.ok, true, r.error);
-    assert.match(r.ua, /Firefox/);
-    // The sample's first float tensor, analysed: its Q4_0 row equals the API's RMSE here.
-    const g = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
-    const x = bq.dequantize('f16', g.tensorBytes(r.tensor));
-    const back = bq.dequantize('q4_0', bq.quantize('q4_0', x));
-    let se = 0;
-    for (let i = 0; i < x.length; i++) se += (x[i] - back[i]) ** 2;
-    const q40 = r.rows.find((/** @type {any} */ row) => row.format === 'q4_0');
-    assert.equal(q40.rmse, Math.sqrt(se / x.length));
-    assert.ok(r.colours > 10, `${r.colours} colours in the heatmap`);
-    // The clicked cell (column 3, row 5 of the drawn map) is the inspected block, with the API's d.
-    const [W] = r.cells.split('x').map(Number);
-    const blocksPerRow = (g.tensors.find((t) => t.name === r.tensor)?.dims[0] ?? 0) / 32;
-    assert.equal(W, blocksPerRow, 'one drawn cell per Q4_0 block');
-    assert.equal(r.block, 5 * blocksPerRow + 3);
-    assert.equal(r.hover.block, String(r.block));
-    assert.equal(r.hover.row, '5');
-    const q = bq.quantize(r.format, x);
-    assert.equal(r.format, 'q4_0');
-    assert.equal(r.note, NOTES.q4_0);
-    assert.equal(r.d, half(q[r.block * 18] | (q[r.block * 18 + 1] << 8)));
-  } finally {
-    server.close();
-  }
+  const r = await firefoxPage(CHECK);
+  assert.equal(r.ok, true, r.error);
+  assert.match(r.ua, /Firefox/);
+  // The sample's first float tensor, analysed: its Q4_0 row equals the API's RMSE here.
+  const g = parseGGUF(new Uint8Array(readFileSync(new URL('../demo/sample.gguf', import.meta.url))));
+  const x = bq.dequantize('f16', g.tensorBytes(r.tensor));
+  const back = bq.dequantize('q4_0', bq.quantize('q4_0', x));
+  let se = 0;
+  for (let i = 0; i < x.length; i++) se += (x[i] - back[i]) ** 2;
+  const q40 = r.rows.find((/** @type {any} */ row) => row.format === 'q4_0');
+  assert.equal(q40.rmse, Math.sqrt(se / x.length));
+  assert.ok(r.colours > 10, `${r.colours} colours in the heatmap`);
+  // The clicked cell (column 3, row 5 of the drawn map) is the inspected block, with the API's d.
+  const [W] = r.cells.split('x').map(Number);
+  const blocksPerRow = (g.tensors.find((t) => t.name === r.tensor)?.dims[0] ?? 0) / 32;
+  assert.equal(W, blocksPerRow, 'one drawn cell per Q4_0 block');
+  assert.equal(r.block, 5 * blocksPerRow + 3);
+  assert.equal(r.hover.block, String(r.block));
+  assert.equal(r.hover.row, '5');
+  const q = bq.quantize(r.format, x);
+  assert.equal(r.format, 'q4_0');
+  assert.equal(r.note, NOTES.q4_0);
+  assert.equal(r.d, half(q[r.block * 18] | (q[r.block * 18 + 1] << 8)));
 });

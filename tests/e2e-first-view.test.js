@@ -6,10 +6,9 @@
 // columns and spans its panel (measured from element boxes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { createDemoServer } from '../demo/server.js';
+import { firefoxPage } from './lib/firefox-check.js';
 import { BACKEND, codec } from './lib/helpers.js';
-import { launchDemo, firefoxResult } from './lib/browser.js';
+import { launchDemo } from './lib/browser.js';
 import { quantizedModel } from './lib/viewer-fixture.js';
 
 const bq = await codec();
@@ -146,36 +145,17 @@ try {
 </script>`;
 
 test('the first view of a quantized model in headless Firefox ESR', { timeout: 300000 }, async () => {
-  const demo = createDemoServer();
-  /** @type {(v: any) => void} */
-  let got = () => {};
-  const result = new Promise((resolve) => (got = resolve));
-  const server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/result') {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        res.writeHead(204).end();
-        got(JSON.parse(body));
-      });
-    } else if (req.method === 'GET' && req.url === '/check.html') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(CHECK);
-    } else if (req.method === 'GET' && req.url === '/fx/quantized.gguf') {
+  const r = await firefoxPage(CHECK, {
+    route(req, res) {
+      if (req.method !== 'GET' || req.url !== '/fx/quantized.gguf') return false;
       res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(Buffer.from(model));
-    } else demo.emit('request', req, res);
+      return true;
+    },
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  try {
-    const r = await firefoxResult(`http://127.0.0.1:${port}/check.html`, result, 240000);
-    assert.equal(r.ok, true, r.error);
-    assert.match(r.ua, /Firefox/);
-    for (const w of [1280, 800]) {
-      assert.equal(r[`sampleFooter${w}`], true, 'the footer under the sample');
-      check(r[w], `Firefox ${w}`);
-    }
-  } finally {
-    server.close();
+  assert.equal(r.ok, true, r.error);
+  assert.match(r.ua, /Firefox/);
+  for (const w of [1280, 800]) {
+    assert.equal(r[`sampleFooter${w}`], true, 'the footer under the sample');
+    check(r[w], `Firefox ${w}`);
   }
 });

@@ -5,10 +5,9 @@
 // closes with it; a tensor chosen in the list is in view once analysed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { createDemoServer } from '../demo/server.js';
+import { firefoxPage } from './lib/firefox-check.js';
 import { BACKEND } from './lib/helpers.js';
-import { launchDemo, firefoxResult, ready } from './lib/browser.js';
+import { launchDemo, ready } from './lib/browser.js';
 import { writeGGUF, GGMLType, GGUFValueType as VT } from '../js/node.js';
 
 const TENSOR = 'blk.0.attn_q.weight';
@@ -223,35 +222,12 @@ try {
 </script>`;
 
 test('layout in headless Firefox ESR at 1280x800 and 800x900', { timeout: 300000 }, async () => {
-  const demo = createDemoServer();
-  /** @type {(v: any) => void} */
-  let got = () => {};
-  const result = new Promise((resolve) => (got = resolve));
-  const server = createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/result') {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        res.writeHead(204).end();
-        got(JSON.parse(body));
-      });
-    } else if (req.method === 'GET' && req.url === '/check.html') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(CHECK);
-    } else demo.emit('request', req, res);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  try {
-    const r = await firefoxResult(`http://127.0.0.1:${port}/check.html`, result, 240000);
-    assert.equal(r.ok, true, r.error);
-    assert.match(r.ua, /Firefox/);
-    assert.equal(r[1280].vw, 1280);
-    wide(r[1280], 'Firefox 1280x800');
-    narrow(r[800], 'Firefox 800x900');
-    assert.equal(r.closed, true, 'the close button closes the sheet');
-    assert.ok(r.h2.top >= 0 && r.h2.bottom <= r.h2.vh, `the chosen tensor in view: ${JSON.stringify(r.h2)}`);
-  } finally {
-    server.close();
-  }
+  const r = await firefoxPage(CHECK);
+  assert.equal(r.ok, true, r.error);
+  assert.match(r.ua, /Firefox/);
+  assert.equal(r[1280].vw, 1280);
+  wide(r[1280], 'Firefox 1280x800');
+  narrow(r[800], 'Firefox 800x900');
+  assert.equal(r.closed, true, 'the close button closes the sheet');
+  assert.ok(r.h2.top >= 0 && r.h2.bottom <= r.h2.vh, `the chosen tensor in view: ${JSON.stringify(r.h2)}`);
 });

@@ -22,6 +22,51 @@ const post = (r) => fetch('/result', { method: 'POST', body: JSON.stringify(r) }
 `;
 
 /**
+ * Serves a check page beside the demo, runs it in Firefox and resolves with what it posted to
+ * /result.
+ * @param {string} html the whole page, served at /check.html
+ * @param {object} [options]
+ * @param {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean} [options.route]
+ *   answers a request of the test's own (fixture files) and returns true, or returns false
+ * @param {boolean} [options.isolate] serve the page cross-origin isolated as the demo is (COOP,
+ *   COEP credentialless), so its frames can be too
+ * @param {number} [options.timeoutMs] how long the page may take (default 240 s)
+ * @returns {Promise<any>}
+ */
+export async function firefoxPage(html, { route = () => false, isolate = false, timeoutMs = 240000 } = {}) {
+  const demo = createDemoServer();
+  /** @type {(v: any) => void} */
+  let got = () => {};
+  const result = new Promise((resolve) => (got = resolve));
+  const server = createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/result') {
+      let data = '';
+      req.setEncoding('utf8');
+      req.on('data', (c) => (data += c));
+      req.on('end', () => {
+        res.writeHead(204).end();
+        got(JSON.parse(data));
+      });
+    } else if (req.method === 'GET' && req.url === '/check.html') {
+      /** @type {Record<string, string>} */
+      const headers = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' };
+      if (isolate) {
+        headers['Cross-Origin-Opener-Policy'] = 'same-origin';
+        headers['Cross-Origin-Embedder-Policy'] = 'credentialless';
+      }
+      res.writeHead(200, headers).end(html);
+    } else if (!route(req, res)) demo.emit('request', req, res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  try {
+    return await firefoxResult(`http://127.0.0.1:${port}/check.html`, result, timeoutMs);
+  } finally {
+    server.close();
+  }
+}
+
+/**
  * Runs a check page in Firefox and resolves with what it posted.
  * @param {string} body the check page's module script (CHECK_HELPERS are in scope)
  * @param {Record<string, Uint8Array>} [files] served at /fx/<name>, whole (HTTP 200)
@@ -36,39 +81,13 @@ ${body}
   await post({ ok: false, error: String((e && e.stack) || e) });
 }
 </script>`;
-  const demo = createDemoServer();
-  /** @type {(v: any) => void} */
-  let got = () => {};
-  const result = new Promise((resolve) => (got = resolve));
-  const server = createServer((req, res) => {
-    const fx = /^\/fx\/([^/?]+)$/.exec(req.url ?? '');
-    if (req.method === 'POST' && req.url === '/result') {
-      let data = '';
-      req.setEncoding('utf8');
-      req.on('data', (c) => (data += c));
-      req.on('end', () => {
-        res.writeHead(204).end();
-        got(JSON.parse(data));
-      });
-    } else if (req.method === 'GET' && req.url === '/check.html') {
-      // Isolated as the demo is (COOP, COEP credentialless), so its frames can be too.
-      res
-        .writeHead(200, {
-          'Content-Type': 'text/html; charset=utf-8',
-          'Cache-Control': 'no-store',
-          'Cross-Origin-Opener-Policy': 'same-origin',
-          'Cross-Origin-Embedder-Policy': 'credentialless',
-        })
-        .end(html);
-    } else if (req.method === 'GET' && fx && files[fx[1]]) {
+  return firefoxPage(html, {
+    isolate: true,
+    route(req, res) {
+      const fx = /^\/fx\/([^/?]+)$/.exec(req.url ?? '');
+      if (req.method !== 'GET' || !fx || !files[fx[1]]) return false;
       res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(Buffer.from(files[fx[1]]));
-    } else demo.emit('request', req, res);
+      return true;
+    },
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-  try {
-    return await firefoxResult(`http://127.0.0.1:${port}/check.html`, result, 240000);
-  } finally {
-    server.close();
-  }
 }
