@@ -372,10 +372,14 @@ $(JS_MODULES): src/modules.inc tools/modules.mjs
 	@mkdir -p js/gen
 	$(NODE) tools/modules.mjs js $@
 
-build/exports/split-%-core.names: build/exports/public-%.names src/modules.inc tools/modules.mjs
-	$(NODE) tools/modules.mjs split $< build/exports/split-$*
-# (every module's list is written with the core's)
-$(foreach b,$(SPLIT_BUILDS),$(eval $(SIDE_MODULES:%=build/exports/split-$(b)-%.names): build/exports/split-$(b)-core.names))
+# Every module's list of a build is written by one run (a grouped target: were the side modules'
+# lists targets without a recipe, build/exports/%.names's recipe would rewrite them as the whole
+# build's list whenever they came out older than the core's).
+define SPLIT_NAMES
+build/exports/split-$(1)-core.names $(SIDE_MODULES:%=build/exports/split-$(1)-%.names) &: build/exports/public-$(1).names src/modules.inc tools/modules.mjs
+	$$(NODE) tools/modules.mjs split build/exports/public-$(1).names build/exports/split-$(1)
+endef
+$(foreach b,$(SPLIT_BUILDS),$(eval $(call SPLIT_NAMES,$(b))))
 
 # What side modules import from the core: libc functions that need data (log2) or, in the scalar
 # build without bulk memory, memcpy and memset.
