@@ -19,9 +19,9 @@ import {
   productsCall,
   wholeBlocks,
 } from './call-args.js';
-import { CHECKED_READERS } from './gguf-open.js';
-import { BlockquantError, MODULE_NAMES, moduleOfKernel } from './side.js';
-import { MODULES } from './gen/modules.js';
+import { BlockquantError, moduleOfKernel } from './side.js';
+import { SideModules } from './side-modules.js';
+import { fileTensor, readFileRows, readChecked, INTEGER_ARRAYS } from './file-tensor.js';
 
 const ALIGN = 64;
 const PAGE = 65536;
@@ -30,6 +30,8 @@ const PAGE = 65536;
 const FLOAT_STATS_BLOCK = 32;
 
 /**
+ * @typedef {import('./file-tensor.js').GGUFLike} GGUFLike
+ * @typedef {import('./file-tensor.js').TensorValues} TensorValues
  * @typedef {{ rmse: Float32Array, maxAbs: Float32Array, scale: Float32Array,
  *   sub?: { rmse: Float32Array, maxAbs: Float32Array } }} BlockStats
  * @typedef {(...args: number[]) => number} Kernel
@@ -72,13 +74,9 @@ export class Codec {
   #stageBytes;
   /** Resident tensors and large per-call scratch, above staging (js/tensor.js). */
   #heap;
-  /** The split layout's side modules: how to compile one, and each enabled one (or its load). */
-  /** @type {((name: string) => Promise<WebAssembly.Module>) | null} */
-  #sides;
-  /** @type {Map<string, Promise<void> | true>} */
-  #enabled = new Map();
-  /** Bytes of wasm memory the enabled side modules hold (data, bss, stack). */
-  #moduleBytes = 0;
+  /** The split layout's side modules (js/side-modules.js). */
+  /** @type {SideModules} */
+  #modules;
 
   /**
    * @param {WebAssembly.Instance} instance a blockquant build
@@ -90,13 +88,13 @@ export class Codec {
   constructor(instance, backend, stagingBytes, sides) {
     // A copy: enable() adds the side modules' kernels to it.
     this.#k = /** @type {Record<string, Kernel>} */ ({ ...instance.exports });
-    this.#sides = sides ?? null;
     this.#mem = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
     this.#base = align(this.#k.bq_scratch_base());
     this.#budget = stagingBytes;
     this.#accBytes = 4 * this.#k.bq_acc_lanes();
     this.#stageBytes = align(stagingBytes) + PAGE;
     this.#heap = new WasmHeap(this.#mem, this.#base + this.#stageBytes);
+    this.#modules = new SideModules(sides ?? null, backend, this.#k, (n, what) => this.#heap.alloc(n, what));
     /** Which build runs: 'simd128' or 'scalar'. */
     this.backend = backend;
     /** The raw wasm exports, for tests and benchmarks (with the enabled side modules' kernels). */
@@ -110,28 +108,20 @@ export class Codec {
    * @returns {{ name: string, what: string, loaded: boolean }[]}
    */
   get modules() {
-    return MODULES.map((m) => ({ ...m, loaded: this.#loaded(m.name) }));
+    return this.#modules.list();
   }
 
   /**
    * Which module of the split layout holds a type's kernel for an operation, and whether this
    * codec has it loaded now (always, on a whole build).
    * @param {number | string} type
-   * @param {'dequantize' | 'quantize' | 'quantize_rows' | 'dot' | 'matvec' | 'stats'} [op]
+   * @param {import('./side-modules.js').ModuleOp} [op]
    *   quantize: without importance weights; quantize_rows: with them
    * @returns {{ module: string, loaded: boolean }}
    * @throws {TypeError} an unknown type or operation
    */
   moduleOf(type, op = 'dequantize') {
-    const m = moduleOfKernel(`bq_${typeInfo(type).name}_${op}`);
-    if (!m || !['dequantize', 'quantize', 'quantize_rows', 'dot', 'matvec', 'stats'].includes(op))
-      throw new TypeError(`unknown operation ${JSON.stringify(op)}`);
-    return { module: m.module, loaded: this.#loaded(m.module) };
-  }
-
-  /** @param {string} name */
-  #loaded(name) {
-    return !this.#sides || name === 'core' || this.#enabled.get(name) === true;
+    return this.#modules.moduleOf(type, op);
   }
 
   /**
@@ -142,51 +132,8 @@ export class Codec {
    * @throws {TypeError} an unknown module name
    * @throws {BlockquantError} MODULE_MISSING when the module's file cannot be loaded
    */
-  async enable(...names) {
-    for (const n of names)
-      if (!MODULE_NAMES.includes(n))
-        throw new TypeError(`unknown module ${JSON.stringify(n)}; modules: ${MODULE_NAMES.join(', ')}`);
-    await Promise.all(names.map((n) => this.#enable(n)));
-  }
-
-  /** @param {string} name */
-  #enable(name) {
-    const sides = this.#sides;
-    if (!sides || this.#loaded(name)) return Promise.resolve();
-    let p = this.#enabled.get(name);
-    if (p === undefined) {
-      p = (async () => {
-        let module;
-        try {
-          module = await sides(name);
-        } catch (e) {
-          throw new BlockquantError(
-            'MODULE_MISSING',
-            `blockquant: module '${name}' of the ${this.backend} build cannot be loaded (${/** @type {Error} */ (e).message})`,
-            { cause: e },
-          );
-        }
-        const { instantiateSide } = await import('./side-load.js');
-        const side = await instantiateSide(module, this.#k, (n) => this.#heap.alloc(n, `module '${name}'`));
-        this.#moduleBytes += side.bytes;
-        for (const [k, v] of Object.entries(side.exports)) if (k.startsWith('bq_')) this.#k[k] = v;
-        this.#enabled.set(name, true);
-      })();
-      p.catch(() => this.#enabled.delete(name));
-      this.#enabled.set(name, p);
-    }
-    return p;
-  }
-
-  /**
-   * Loads the module that holds a type's kernel of an operation, for the async calls.
-   * @param {number} id a type id
-   * @param {'dequantize' | 'quantize' | 'quantize_rows' | 'dot' | 'matvec' | 'stats'} op
-   */
-  async #need(id, op) {
-    if (!this.#sides) return;
-    const m = moduleOfKernel(`bq_${typeInfo(id).name}_${op}`);
-    if (m) await this.#enable(m.module);
+  enable(...names) {
+    return this.#modules.enable(names);
   }
 
   /** Worker threads the heavy calls run on: 1 for this synchronous codec (init({ threads }) gives a ThreadedCodec). */
@@ -201,7 +148,7 @@ export class Codec {
 
   /** Bytes of wasm memory held by live tensor handles (each rounded up to 64 bytes). */
   get residentBytes() {
-    return this.#heap.held - this.tableBytes - this.#moduleBytes;
+    return this.#heap.held - this.tableBytes - this.#modules.bytes;
   }
 
   /**
@@ -222,7 +169,7 @@ export class Codec {
   #kernel(name, type) {
     const f = this.#k[name];
     const m = typeof f === 'function' ? null : moduleOfKernel(name);
-    if (m && !this.#loaded(m.module))
+    if (m && !this.#modules.loaded(m.module))
       throw new BlockquantError(
         'MODULE_NOT_LOADED',
         `type ${type ?? m.type} needs module '${m.module}': await bq.enable('${m.module}')`,
@@ -837,7 +784,7 @@ export class Codec {
     name = info.name;
     readableLength(info); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
     const t = codecType(info.type, 'dequantize', 'tensors');
-    await this.#need(t.id, 'dequantize');
+    await this.#modules.need(t.id, 'dequantize');
     const cols = info.dims.length ? info.dims[0] : 1;
     const all = info.dims.slice(1).reduce((a, b) => a * b, 1);
     const sel = (options ?? {}).rows;
@@ -925,7 +872,7 @@ export class Codec {
   async dequantizeTensor(file, name) {
     const t = fileTensor(file, name);
     const want = readableLength(t); // an unknown type id or the pre-release Q2_0 layout: its GGUFError
-    if (!INTEGER_ARRAYS.has(t.type)) await this.#need(t.type, 'dequantize');
+    if (!INTEGER_ARRAYS.has(t.type)) await this.#modules.need(t.type, 'dequantize');
     const reader = file.readTensor;
     const bytes = await readChecked(t, want, reader, () =>
       reader ? reader.call(file, t.name) : /** @type {Function} */ (file.tensorBytes)(t.name),
@@ -945,7 +892,7 @@ export class Codec {
   async dequantizeRows(file, name, first, count) {
     const t = fileTensor(file, name);
     const r = rowRange(t, first, count);
-    if (!INTEGER_ARRAYS.has(t.type)) await this.#need(t.type, 'dequantize');
+    if (!INTEGER_ARRAYS.has(t.type)) await this.#modules.need(t.type, 'dequantize');
     return this.#decodeFileBytes(file, t, await readFileRows(file, t, first, count, r));
   }
 
@@ -963,104 +910,3 @@ export class Codec {
     return values ? values(le.slice().buffer) : this.dequantize(t.type, le);
   }
 }
-
-/**
- * The TensorInfo a file call names: a name, or a TensorInfo (its name is looked up in the file).
- * @param {unknown} file @param {unknown} name
- * @returns {GGUFLike['tensors'][number]}
- */
-function fileTensor(file, name) {
-  if (typeof file !== 'object' || file === null || !Array.isArray(/** @type {any} */ (file).tensors))
-    throw new TypeError('file must be a GGUF file from parseGGUF or openGGUF');
-  const key =
-    typeof name === 'string'
-      ? name
-      : name && typeof name === 'object' && typeof (/** @type {any} */ (name).name) === 'string'
-        ? /** @type {any} */ (name).name
-        : null;
-  if (key === null) throw new TypeError("name must be a tensor name or one of the file's TensorInfo objects");
-  const info = /** @type {GGUFLike} */ (file).tensors.find((x) => x.name === key);
-  if (!info) throw new RangeError(`no tensor named ${JSON.stringify(key)}`);
-  return info;
-}
-
-/**
- * Rows [first, first + count) of a file's tensor (range r), from its readRows, else from
- * tensorBytes, checked by readChecked.
- * @param {GGUFLike} file @param {GGUFLike['tensors'][number]} t
- * @param {number} first @param {number} count @param {{ start: number, length: number }} r
- */
-function readFileRows(file, t, first, count, r) {
-  const reader = file.readRows;
-  return readChecked(t, r.length, reader, () =>
-    reader
-      ? reader.call(file, t.name, first, count)
-      : /** @type {Function} */ (file.tensorBytes)(t.name).subarray(r.start, r.start + r.length),
-  );
-}
-
-/**
- * Runs a file's reader and checks what it gives: exactly `want` bytes in an ArrayBufferView
- * (GGUFError BAD_READ when it is not one, SHORT_READ / LONG_READ for another length). A reader of
- * openGGUF's throws GGUFErrors or its signal's reason, passed on; another reader's error becomes
- * GGUFError READ naming the tensor, with the error as its cause.
- * @param {GGUFLike['tensors'][number]} t @param {number} want
- * @param {Function | undefined} reader @param {() => unknown} read
- * @returns {Promise<Uint8Array>}
- */
-async function readChecked(t, want, reader, read) {
-  let b;
-  try {
-    b = await read();
-  } catch (e) {
-    if (e instanceof GGUFError || (reader && CHECKED_READERS.has(reader))) throw e;
-    const err = new GGUFError(
-      'READ',
-      0,
-      `${t.name}: the file's reader failed: ${/** @type {any} */ (e)?.message ?? e}`,
-    );
-    /** @type {any} */ (err).cause = e;
-    throw err;
-  }
-  if (!ArrayBuffer.isView(b))
-    throw new GGUFError(
-      'BAD_READ',
-      0,
-      `${t.name}: the file's reader returned ${b === null ? 'null' : Array.isArray(b) ? 'an array' : typeof b}, not a Uint8Array`,
-    );
-  if (b.byteLength !== want)
-    throw new GGUFError(
-      b.byteLength > want ? 'LONG_READ' : 'SHORT_READ',
-      0,
-      `${t.name}: the file's reader returned ${b.byteLength} bytes, not ${want}`,
-    );
-  return b instanceof Uint8Array ? b : new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-}
-
-/**
- * The typed array each integer (and the F64) type decodes to, element for element, over a buffer
- * of whole elements.
- * @type {Map<number, (b: ArrayBuffer) => TensorValues>}
- */
-const INTEGER_ARRAYS = new Map(
-  /** @type {[number, (b: ArrayBuffer) => TensorValues][]} */ ([
-    [GGMLType.I8, (b) => new Int8Array(b)],
-    [GGMLType.I16, (b) => new Int16Array(b)],
-    [GGMLType.I32, (b) => new Int32Array(b)],
-    [GGMLType.I64, (b) => new BigInt64Array(b)],
-    [GGMLType.F64, (b) => new Float64Array(b)],
-  ]),
-);
-
-/**
- * What a tensor of a file decodes to: f32 values, or for I8, I16, I32, I64 and F64 tensors their
- * own values in Int8Array, Int16Array, Int32Array, BigInt64Array or Float64Array.
- * @typedef {Float32Array<ArrayBuffer> | Int8Array<ArrayBuffer> | Int16Array<ArrayBuffer> | Int32Array<ArrayBuffer> |
- *   BigInt64Array<ArrayBuffer> | Float64Array<ArrayBuffer>} TensorValues
- */
-
-/**
- * @typedef {{ tensors: (import('./gguf.js').TensorInfo & { littleEndian?: boolean })[], littleEndian: boolean,
- *   readTensor?: (name: string) => Promise<Uint8Array>, readRows?: (name: string, first: number, count: number) => Promise<Uint8Array>,
- *   tensorBytes?: (name: string) => Uint8Array }} GGUFLike
- */
