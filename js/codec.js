@@ -125,6 +125,22 @@ export class Codec {
   }
 
   /**
+   * What the package has for a type (typeInfo(type): its operations and the module of each) and
+   * what this codec has loaded now: loaded[op] for each op in modules.
+   * @param {number | string} type
+   * @returns {import('./types.js').TypeInfo & { loaded: Partial<Record<import('./types.js').ModuleOp, boolean>> }}
+   * @throws {TypeError} for an unknown type
+   */
+  typeInfo(type) {
+    const info = typeInfo(type);
+    /** @type {Partial<Record<import('./types.js').ModuleOp, boolean>>} */
+    const loaded = {};
+    for (const [op, m] of Object.entries(info.modules))
+      loaded[/** @type {import('./types.js').ModuleOp} */ (op)] = this.#modules.loaded(/** @type {string} */ (m));
+    return { ...info, loaded };
+  }
+
+  /**
    * Loads side modules of the split layout into this codec (a no-op for a loaded one, and on a
    * whole build). Afterwards the synchronous calls that need them work.
    * @param {...string} names module names: 'quant', 'dot', 'grid', 'imat' (MODULE_NAMES)

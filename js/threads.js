@@ -506,6 +506,14 @@ export class ThreadedCodec {
     return this.#codec.moduleOf(type, op);
   }
 
+  /**
+   * As Codec.typeInfo (every module loaded here).
+   * @param {number | string} type
+   */
+  typeInfo(type) {
+    return this.#codec.typeInfo(type);
+  }
+
   /** Bytes of wasm memory held by live tensor handles (the workers' blocks not counted). */
   get residentBytes() {
     return this.#codec.residentBytes - this.#held.reduce((s, t) => s + t.byteLength, 0);

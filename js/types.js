@@ -2,6 +2,7 @@
 // written by make from src/types.inc, src/kernels.inc and src/fields.inc).
 
 import { TYPE_ROWS, LAYOUTS } from './gen/types-table.js';
+import { OP_MODULES, GRID_TYPES } from './gen/modules.js';
 
 /**
  * ggml type ids by name.
@@ -62,7 +63,12 @@ const Q = 1,
 /**
  * @typedef {{ name: string, blockSize: number, typeSize: number, vecDot: number, dotStep: number,
  *   subBlock: number, quantize: boolean, weighted: boolean, requiresImatrix: boolean,
- *   dequantize: boolean, dot: boolean, dotF32: boolean, matvec: boolean, stats: boolean }} TypeInfo
+ *   dequantize: boolean, dot: boolean, dotF32: boolean, matvec: boolean, stats: boolean,
+ *   modules: Partial<Record<ModuleOp, string>> }} TypeInfo
+ * @typedef {'dequantize' | 'quantize' | 'quantize_rows' | 'dot' | 'matvec' | 'stats'} ModuleOp
+ * modules: for each kernel the package has for the type, the module of the split layout that holds
+ * it (src/modules.inc; quantize: without importance weights, quantize_rows: with them; dot serves
+ * dotF32 as well); whether a codec has it loaded now is codec.moduleOf(type, op).loaded.
  * vecDot: the id of the activation type ggml pairs it with (-1: none); dotStep: elements at which a
  * dot may be cut into pieces (0: no dot); subBlock: elements per sub-block blockStats reports (0:
  * none); the booleans: which operations blockquant has for it (quantize: to this type, as
@@ -168,7 +174,30 @@ export function typeInfo(type) {
     dotF32: (ops & F) !== 0,
     matvec: (ops & M) !== 0,
     stats: (ops & S) !== 0,
+    modules: modulesOf(name.toLowerCase(), ops),
   };
+}
+
+/** @type {[ModuleOp, number][]} each kernel's operation and its flag bit */
+const OP_FLAGS = [
+  ['dequantize', D],
+  ['quantize', Q],
+  ['quantize_rows', W],
+  ['dot', V | F],
+  ['matvec', M],
+  ['stats', S],
+];
+
+/**
+ * @param {string} name @param {number} ops
+ * @returns {Partial<Record<ModuleOp, string>>}
+ */
+function modulesOf(name, ops) {
+  const grid = GRID_TYPES.includes(name) ? 1 : 0;
+  /** @type {Partial<Record<ModuleOp, string>>} */
+  const m = {};
+  for (const [op, bit] of OP_FLAGS) if (ops & bit) m[op] = OP_MODULES[op][grid];
+  return m;
 }
 
 /**

@@ -100,6 +100,74 @@ test('the module list: every module is a file of each build, and bundled-split.j
   }
 });
 
+test("typeInfo(t).modules names, for each kernel of the type, the module whose file exports it; a codec's typeInfo says what it has loaded", async () => {
+  // Read from the built files, not from the rule: each op's kernels of each type, per module file.
+  for (const b of ['scalar', 'simd128']) {
+    /** @type {Map<string, Set<string>>} kernel name -> the modules exporting it */
+    const where = new Map();
+    for (const { name } of MODULES)
+      for (const e of WebAssembly.Module.exports(
+        new WebAssembly.Module(readFileSync(new URL(`../wasm/blockquant-${b}-${name}.wasm`, import.meta.url))),
+      ))
+        if (e.name.startsWith('bq_')) where.set(e.name, (where.get(e.name) ?? new Set()).add(name));
+    for (const id of CODEC_TYPES) {
+      const info = typeInfo(id);
+      for (const op of ['dequantize', 'quantize', 'quantize_rows', 'dot', 'matvec', 'stats']) {
+        const re = new RegExp(`^bq_${info.name}_${op}(_|$)`);
+        const kernels = [...where.keys()].filter(
+          (k) => re.test(k) && !(op === 'quantize' && k.startsWith(`bq_${info.name}_quantize_rows`)),
+        );
+        const mods = new Set(kernels.flatMap((k) => [.../** @type {Set<string>} */ (where.get(k))]));
+        // an activation type's quantizer is in 'dot' as well as in 'quant' (matvec quantizes to it)
+        if (op === 'quantize' && ACTIVATION_TYPES.includes(info.name)) mods.delete('dot');
+        const m = /** @type {Record<string, string | undefined>} */ (info.modules)[op];
+        if (m === undefined) assert.equal(kernels.length, 0, `${b}: ${info.name} ${op}: ${kernels.join(', ')}`);
+        else assert.deepEqual([...mods], [m], `${b}: ${info.name} ${op}`);
+      }
+    }
+  }
+  assert.deepEqual(typeInfo('iq2_xs').modules, {
+    dequantize: 'grid',
+    quantize_rows: 'imat',
+    dot: 'grid',
+    matvec: 'grid',
+  });
+  assert.deepEqual(typeInfo('q4_K').modules, {
+    dequantize: 'core',
+    quantize: 'quant',
+    quantize_rows: 'imat',
+    dot: 'dot',
+    matvec: 'dot',
+    stats: 'quant',
+  });
+  assert.deepEqual(typeInfo('i32').modules, {});
+
+  const bq = await split();
+  assert.deepEqual(bq.typeInfo('iq2_xs').loaded, {
+    dequantize: false,
+    quantize_rows: false,
+    dot: false,
+    matvec: false,
+  });
+  assert.deepEqual(bq.typeInfo('q4_0').loaded, {
+    dequantize: true,
+    quantize: false,
+    quantize_rows: false,
+    dot: false,
+    matvec: false,
+    stats: false,
+  });
+  await bq.enable('grid');
+  assert.deepEqual(bq.typeInfo('iq2_xs').loaded, { dequantize: true, quantize_rows: false, dot: true, matvec: true });
+  assert.equal(bq.typeInfo('iq2_xs').blockSize, 256);
+  for (const id of CODEC_TYPES)
+    assert.ok(
+      Object.values(whole.typeInfo(id).loaded).every((v) => v === true),
+      `whole build: ${id}`,
+    );
+  assert.throws(() => bq.typeInfo('q9_9'), TypeError);
+});
+
 test('with only the core: the plain types decode as ggml does; other kernels throw MODULE_NOT_LOADED', async () => {
   const bq = await split();
   assert.deepEqual(
@@ -242,6 +310,7 @@ test('the threads build is whole: its codec has every module loaded, and enable(
     assert.ok(bq.modules.every((m) => m.loaded));
     await bq.enable('grid', 'imat');
     assert.deepEqual(bq.moduleOf('iq2_xs'), { module: 'grid', loaded: true });
+    assert.deepEqual(bq.typeInfo('iq2_xs').loaded, { dequantize: true, quantize_rows: true, dot: true, matvec: true });
   } finally {
     await /** @type {any} */ (bq).close?.();
   }
