@@ -14,19 +14,13 @@
 #include <string.h>
 
 #include "../../src/imat/iq1.h"
-#include "check.h"
+#include "rows_check.h"
 
 /* ---- the sort ---- */
 
 static int ggml_cmp(const void *a, const void *b) {
   const float l = *(const float *)a, r = *(const float *)b;
   return l < r ? -1 : l > r ? 1 : 0;
-}
-
-static float nanp(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
 }
 
 static void sorts(void) {
@@ -118,20 +112,6 @@ static void edge_rows(float *x) {
     }
 }
 
-static void weights(int kind, float *w) {
-  for (int e = 0; e < COLS; e++) {
-    const float u = (float)((e * 7919) % 1000) / 1000.0f;
-    w[e] = kind == 0   ? 1.0f
-           : kind == 1 ? u * 10
-           : kind == 2 ? (e % 7 ? u : 0.0f)
-           : kind == 3 ? 0.0f
-           : kind == 4 ? u * 1e-30f
-                       : u * 1e30f;
-  }
-}
-
-typedef int (*rows_fn)(const float *, void *, size_t, size_t, const float *);
-
 static void quantizers(void) {
   static const struct {
     const char *name;
@@ -145,21 +125,11 @@ static void quantizers(void) {
   edge_rows(x);
   for (size_t t = 0; t < sizeof q / sizeof *q; t++) {
     const size_t rb = COLS / QK_K * q[t].ts;
-    uint8_t *all = malloc(rb * ROWS), *one = malloc(rb), *both = malloc(rb * ROWS);
+    uint8_t *all = malloc(rb * ROWS), *one = malloc(rb);
     for (int kind = t == 0 ? 0 : -1; kind < 6; kind++) {
-      if (kind >= 0) weights(kind, w);
-      const float *qw = kind >= 0 ? w : NULL;
-      int status[ROWS], aborted = 0;
-      for (int r = 0; r < ROWS; r++) {
-        status[r] = q[t].rows(x + r * COLS, one, 1, COLS, qw);
-        CHECK(status[r] == BQ_OK || status[r] == BQ_EDOMAIN, "%s row %d: %d", q[t].name, r,
-              status[r]);
-        aborted |= status[r] != BQ_OK;
-        if (status[r] == BQ_OK) memcpy(all + r * rb, one, rb);
-      }
-      const int s = q[t].rows(x, both, ROWS, COLS, qw);
-      CHECK(s == (aborted ? BQ_EDOMAIN : BQ_OK), "%s all rows: %d", q[t].name, s);
-      if (s == BQ_OK) CHECK(!memcmp(both, all, rb * ROWS), "%s: rows together differ", q[t].name);
+      if (kind >= 0) weights_of_kind(kind, w, COLS);
+      int status[ROWS];
+      check_rows(q[t].name, q[t].rows, x, ROWS, COLS, rb, kind >= 0 ? w : NULL, 1, all, status);
       /* moderate rows quantize with moderate weights */
       for (int r = 0; r <= 4 && kind <= 2; r++)
         CHECK(status[r] == BQ_OK, "%s row %d, weights %d, quantizes", q[t].name, r, kind);
@@ -167,7 +137,7 @@ static void quantizers(void) {
     memset(one, 0x5A, rb);
     CHECK(q[t].rows(x, one, 1, QK_K + QK_K / 2, w) == BQ_EINVAL, "%s: bad cols", q[t].name);
     CHECK(one[0] == 0x5A && one[rb - 1] == 0x5A, "%s: nothing written", q[t].name);
-    free(all), free(one), free(both);
+    free(all), free(one);
   }
   uint8_t y[sizeof(block_iq1_s)];
   memset(y, 0x5A, sizeof y);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../../src/imat/iq2.h"
-#include "check.h"
+#include "rows_check.h"
 
 static void *tables(int type, int G) {
   const size_t bytes = bq_quant_tables_bytes(type);
@@ -41,12 +41,6 @@ static void *tables(int type, int G) {
 }
 
 enum { COLS = 512, KINDS = 14, ROWS = KINDS };
-
-static float nanp(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
 
 static void edge_rows(float *x) {
   for (int r = 0; r < ROWS; r++)
@@ -101,20 +95,6 @@ static void edge_rows(float *x) {
     }
 }
 
-static void weights(int kind, float *w) {
-  for (int e = 0; e < COLS; e++) {
-    const float u = (float)((e * 7919) % 1000) / 1000.0f;
-    w[e] = kind == 0   ? 1.0f
-           : kind == 1 ? u * 10
-           : kind == 2 ? (e % 7 ? u : 0.0f)
-           : kind == 3 ? 0.0f
-           : kind == 4 ? u * 1e-30f
-                       : u * 1e30f;
-  }
-}
-
-typedef int (*rows_fn)(const float *, void *, size_t, size_t, const float *);
-
 static void quantizers(void) {
   static const struct {
     const char *name;
@@ -132,22 +112,9 @@ static void quantizers(void) {
     const size_t rb = COLS / 256 * q[t].ts;
     uint8_t *all = malloc(rb * ROWS), *one = malloc(rb);
     for (int kind = q[t].plain ? -1 : 0; kind < 6; kind++) {
-      if (kind >= 0) weights(kind, w);
-      const float *qw = kind >= 0 ? w : NULL;
-      int status[ROWS], aborted = 0;
-      for (int r = 0; r < ROWS; r++) {
-        status[r] = q[t].rows(x + r * COLS, one, 1, COLS, qw);
-        CHECK(status[r] == BQ_OK || status[r] == BQ_EDOMAIN, "%s row %d: %d", q[t].name, r,
-              status[r]);
-        aborted |= status[r] != BQ_OK;
-        if (status[r] == BQ_OK) memcpy(all + r * rb, one, rb);
-      }
-      /* all rows at once: the same bytes, or the abort of any row */
-      uint8_t *both = malloc(rb * ROWS);
-      const int s = q[t].rows(x, both, ROWS, COLS, qw);
-      CHECK(s == (aborted ? BQ_EDOMAIN : BQ_OK), "%s all rows: %d", q[t].name, s);
-      if (s == BQ_OK) CHECK(!memcmp(both, all, rb * ROWS), "%s: rows together differ", q[t].name);
-      free(both);
+      if (kind >= 0) weights_of_kind(kind, w, COLS);
+      int status[ROWS];
+      check_rows(q[t].name, q[t].rows, x, ROWS, COLS, rb, kind >= 0 ? w : NULL, 1, all, status);
       /* rows of moderate values quantize with moderate weights */
       for (int r = 0; r <= 4 && kind <= 2; r++)
         CHECK(status[r] == BQ_OK, "%s row %d quantizes (weights %d)", q[t].name, r, kind);

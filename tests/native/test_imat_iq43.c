@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../../src/imat/iq3.h"
-#include "check.h"
+#include "rows_check.h"
 
 /* ---- The IQ3 tables from their definition ---- */
 
@@ -78,12 +78,6 @@ static void *tables_by_definition(int type, int G) {
 
 enum { COLS = 512, KINDS = 14, ROWS = KINDS };
 
-static float nanp(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
 static void edge_rows(float *x) {
   for (int r = 0; r < ROWS; r++)
     for (int e = 0; e < COLS; e++) {
@@ -137,20 +131,6 @@ static void edge_rows(float *x) {
     }
 }
 
-static void weights(int kind, float *w) {
-  for (int e = 0; e < COLS; e++) {
-    const float u = (float)((e * 7919) % 1000) / 1000.0f;
-    w[e] = kind == 0   ? 1.0f
-           : kind == 1 ? u * 10
-           : kind == 2 ? (e % 7 ? u : 0.0f)
-           : kind == 3 ? 0.0f
-           : kind == 4 ? u * 1e-30f
-                       : u * 1e30f;
-  }
-}
-
-typedef int (*rows_fn)(const float *, void *, size_t, size_t, const float *);
-
 static void quantizers(void) {
   static const struct {
     const char *name;
@@ -170,26 +150,17 @@ static void quantizers(void) {
     const size_t rb = COLS / q[t].bs * q[t].ts;
     uint8_t *all = malloc(rb * ROWS), *one = malloc(rb);
     for (int kind = -1; kind < 6; kind++) {
-      if (kind >= 0) weights(kind, w);
+      if (kind >= 0) weights_of_kind(kind, w, COLS);
       const float *qw = kind >= 0 ? w : NULL;
-      int status[ROWS], aborted = 0;
-      for (int r = 0; r < ROWS; r++) {
-        status[r] = q[t].rows(x + r * COLS, one, 1, COLS, qw);
-        CHECK(status[r] == BQ_OK || (q[t].grid && status[r] == BQ_EDOMAIN), "%s row %d: %d",
-              q[t].name, r, status[r]);
-        aborted |= status[r] != BQ_OK;
-        if (status[r] == BQ_OK) memcpy(all + r * rb, one, rb);
-      }
-      /* all rows at once: the same bytes, or the abort of any row */
-      uint8_t *both = malloc(rb * ROWS);
-      const int s = q[t].rows(x, both, ROWS, COLS, qw);
-      CHECK(s == (aborted ? BQ_EDOMAIN : BQ_OK), "%s all rows: %d", q[t].name, s);
-      if (s == BQ_OK) CHECK(!memcmp(both, all, rb * ROWS), "%s: rows together differ", q[t].name);
-      if (kind < 0 && q[t].plain) {
+      int status[ROWS];
+      const int aborted =
+          check_rows(q[t].name, q[t].rows, x, ROWS, COLS, rb, qw, q[t].grid, all, status);
+      if (kind < 0 && q[t].plain && !aborted) {
+        uint8_t *both = malloc(rb * ROWS);
         CHECK(q[t].plain(x, both, ROWS * COLS) == BQ_OK, "%s plain", q[t].name);
         CHECK(!memcmp(both, all, rb * ROWS), "%s: plain differs from rows", q[t].name);
+        free(both);
       }
-      free(both);
       /* rows of moderate values quantize with moderate weights (huge weights can overflow the
        * IQ3 search's distances, and ggml aborts) */
       for (int r = 0; r <= 4 && kind <= 2; r++)
