@@ -17,14 +17,10 @@ import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
 import { BACKEND, SEED, testCodec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { builds, threadsInstance, variants } from './lib/imat-builds.js';
+import { BQ_OK, BQ_EINVAL, BQ_ENOTABLES, BQ_EDOMAIN, runKernel, where } from './lib/imat-cases.js';
 import { typeId, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq1 test, ${BACKEND} build, seed ${SEED}`);
-
-const BQ_OK = 0,
-  BQ_EINVAL = -1,
-  BQ_ENOTABLES = -2,
-  BQ_EDOMAIN = -3;
 
 const TYPES = ['iq1_s', 'iq1_m'];
 
@@ -32,27 +28,9 @@ const BUILDS = await builds(['iq1_s', 'iq1_m']);
 for (const b of BUILDS)
   assert.equal(b.raw.x.bq_quant_tables_ready(typeId('iq1_m')), 1, `${b.name}: iq1_m shares iq1_s's tables`);
 
-/** Runs kernel name of raw on case c (weights w or null) and returns its status and bytes. */
-function runKernel(raw, name, type, c, w) {
-  raw.reset();
-  const rows = c.x.length / c.cols;
-  const bytes = byteLength(type, c.x.length);
-  const xp = raw.put(c.x),
-    wp = w ? raw.put(w) : 0,
-    yp = raw.alloc(bytes);
-  return { status: raw.x[name](xp, yp, rows, c.cols, wp), got: raw.bytes(yp, bytes) };
-}
-
 /**
  * @typedef {{ x: Float32Array, cols: number, kinds: string[], w: Float32Array | null, wkind: string }} Case
  */
-
-/** Where byte d of a case's output falls: its row and that row's kind. */
-function where(c, d, bytes) {
-  const rows = c.x.length / c.cols;
-  const row = Math.floor(d / (bytes / rows));
-  return `row ${row} (${c.kinds[row]}), byte ${d % (bytes / rows)} of the row`;
-}
 
 /** The comparison suites, each a function from a type to its cases (defined below). */
 /** @type {Record<string, (t: string) => Case[]>} */

@@ -13,18 +13,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ggml from './lib/ggml.js';
-import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
+import { hostileRows, imatrix, IMATRIX_KINDS } from './lib/rows.js';
 import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { builds, threadsInstance, variants, withTables } from './lib/imat-builds.js';
+import { BQ_OK, BQ_EINVAL, BQ_ENOTABLES, BQ_EDOMAIN, inputsOf, runKernel, check, where } from './lib/imat-cases.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq2 test, ${BACKEND} build, seed ${SEED}`);
-
-const BQ_OK = 0,
-  BQ_EINVAL = -1,
-  BQ_ENOTABLES = -2,
-  BQ_EDOMAIN = -3;
 
 /** The IQ2 types, and whether ggml quantizes them without weights. */
 const TYPES = [
@@ -42,62 +38,6 @@ const GRIDS = [
 ];
 
 const BUILDS = await builds(TYPES.map((x) => x.t));
-
-/** Where byte d of a case's output falls: its row and that row's kind. */
-function where(c, d, bytes) {
-  const rows = c.x.length / c.cols;
-  const row = Math.floor(d / (bytes / rows));
-  return `row ${row} (${c.kinds[row]}), byte ${d % (bytes / rows)} of the row`;
-}
-
-/** Runs kernel name of raw on case c (weights w or null) and returns its status and bytes. */
-function runKernel(raw, name, type, c, w) {
-  raw.reset();
-  const rows = c.x.length / c.cols;
-  const bytes = byteLength(type, c.x.length);
-  const xp = raw.put(c.x),
-    wp = w ? raw.put(w) : 0,
-    yp = raw.alloc(bytes);
-  return { status: raw.x[name](xp, yp, rows, c.cols, wp), got: raw.bytes(yp, bytes) };
-}
-
-/** Checks a kernel's result against ggml's bytes, or its abort (want null: BQ_EDOMAIN). */
-function check(what, c, { status, got }, want) {
-  if (want === null) {
-    assert.equal(status, BQ_EDOMAIN, `${what}: ggml aborts on this input, the kernel must return BQ_EDOMAIN`);
-    return;
-  }
-  assert.equal(status, BQ_OK, `${what}: status`);
-  const d = firstDiff(got, want);
-  assert.equal(d, -1, `${what}: ${where(c, d, got.length)} differs`);
-}
-
-/**
- * Inputs: for each row length (1 to 16 super-blocks), every row kind in one matrix, and a single
- * row and a pair (other kinds first); at 4096, three rows and one.
- * @returns {{ cols: number, x: Float32Array, kinds: string[] }[]}
- */
-function inputsOf(seed) {
-  const out = [];
-  [256, 512, 768, 4096].forEach((cols, li) => {
-    const shapes =
-      cols >= 4096
-        ? [
-            [3, 5 * li],
-            [1, 13 + li],
-          ]
-        : [
-            [ROW_KINDS.length, 3 * li],
-            [1, 7 * li],
-            [2, 14 + li],
-          ];
-    shapes.forEach(([rows, offset], si) => {
-      const { x, kinds } = hostileRows(rows, cols, seed + 31 * li + si, offset);
-      out.push({ cols, x, kinds });
-    });
-  });
-  return out;
-}
 
 for (const { size, types } of GRIDS) {
   test(`${types.join(', ')}: the search tables equal ggml iq2xs_init_impl (grid of ${size}) bit for bit`, () => {
@@ -143,7 +83,7 @@ for (const { t, plain } of TYPES) {
   for (const seed of [SEED, SEED + 1]) {
     test(`${t}: bq_${t}_quantize_rows (every variant) equals ggml_quantize_chunk with${plain ? ' and without' : ''} weights, seed ${seed}`, () => {
       const cases = [];
-      inputsOf(seed + 1000 * info.id + 500).forEach((c, ci) => {
+      inputsOf([256, 512, 768, 4096], seed + 1000 * info.id + 500).forEach((c, ci) => {
         if (plain) cases.push({ ...c, w: null, wkind: 'no weights' });
         IMATRIX_KINDS.forEach(([kind], k) => {
           if (c.cols >= 4096 && k > 1 && k !== IMATRIX_KINDS.length - 1) return;

@@ -16,14 +16,10 @@ import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
 import { BACKEND, SEED, testCodec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { builds, threadsInstance, variants } from './lib/imat-builds.js';
+import { BQ_OK, BQ_EINVAL, BQ_ENOTABLES, BQ_EDOMAIN, inputsOf, runKernel, check, where } from './lib/imat-cases.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq43 test, ${BACKEND} build, seed ${SEED}`);
-
-const BQ_OK = 0,
-  BQ_EINVAL = -1,
-  BQ_ENOTABLES = -2,
-  BQ_EDOMAIN = -3;
 
 /** Types whose bq_<t>_quantize must equal ggml_quantize_chunk without weights. */
 const PLAIN_TYPES = ['iq4_nl', 'iq4_xs', 'mxfp4', 'tq1_0', 'tq2_0'];
@@ -33,65 +29,8 @@ const GRID_TYPES = ['iq3_xxs', 'iq3_s'];
 
 const BUILDS = await builds(GRID_TYPES);
 
-/**
- * Inputs for a type of block size bs: for each row length, every row kind in one matrix, and a
- * single row and a pair (other row counts, other kinds first); at 4096, three rows and one.
- * @returns {{ cols: number, x: Float32Array, kinds: string[] }[]}
- */
-function inputsOf(bs, seed) {
-  const lengths = bs === 32 ? [32, 64, 96, 256, 512, 4096] : [256, 512, 768, 4096];
-  const out = [];
-  lengths.forEach((cols, li) => {
-    const shapes =
-      cols >= 4096
-        ? [
-            [3, 5 * li],
-            [1, 13 + li],
-          ]
-        : [
-            [ROW_KINDS.length, 3 * li],
-            [1, 7 * li],
-            [2, 14 + li],
-          ];
-    shapes.forEach(([rows, offset], si) => {
-      const { x, kinds } = hostileRows(rows, cols, seed + 31 * li + si, offset);
-      out.push({ cols, x, kinds });
-    });
-  });
-  return out;
-}
-
-/** Where byte d of a case's output falls: its row and that row's kind. */
-function where(c, d, bytes) {
-  const rows = c.x.length / c.cols;
-  const row = Math.floor(d / (bytes / rows));
-  return `row ${row} (${c.kinds[row]}), byte ${d % (bytes / rows)} of the row`;
-}
-
-/** Runs kernel name of raw on case c (weights w or null) and returns its status and bytes. */
-function runKernel(raw, name, type, c, w) {
-  raw.reset();
-  const rows = c.x.length / c.cols;
-  const bytes = byteLength(type, c.x.length);
-  const xp = raw.put(c.x),
-    wp = w ? raw.put(w) : 0,
-    yp = raw.alloc(bytes);
-  const status = name.includes('_quantize_rows')
-    ? raw.x[name](xp, yp, rows, c.cols, wp)
-    : raw.x[name](xp, yp, c.x.length);
-  return { status, got: raw.bytes(yp, bytes) };
-}
-
-/** Checks a kernel's result against ggml's bytes, or its abort (want null: BQ_EDOMAIN). */
-function check(what, c, { status, got }, want) {
-  if (want === null) {
-    assert.equal(status, BQ_EDOMAIN, `${what}: ggml aborts on this input, the kernel must return BQ_EDOMAIN`);
-    return;
-  }
-  assert.equal(status, BQ_OK, `${what}: status`);
-  const d = firstDiff(got, want);
-  assert.equal(d, -1, `${what}: ${where(c, d, got.length)} differs`);
-}
+/** The row lengths tried for a type of block size bs. */
+const lengths = (/** @type {number} */ bs) => (bs === 32 ? [32, 64, 96, 256, 512, 4096] : [256, 512, 768, 4096]);
 
 // The bug this file began with: GGUF files hold what ggml_quantize_chunk writes, and for IQ4_NL
 // without weights that is quantize_iq4_nl's 7-try scale search (weights x*x), not
@@ -109,7 +48,7 @@ test('iq4_nl: bq_iq4_nl_quantize writes what ggml_quantize_chunk writes without 
 for (const t of PLAIN_TYPES) {
   const info = { id: typeId(t), ...typeInfo(t) };
   test(`${t}: bq_${t}_quantize (every variant) equals ggml_quantize_chunk without weights on hostile rows, seed ${SEED}`, () => {
-    const cases = inputsOf(info.blockSize, SEED + 1000 * info.id);
+    const cases = inputsOf(lengths(info.blockSize), SEED + 1000 * info.id);
     const want = ggml.quantize(cases.map((c) => ({ type: info.id, x: c.x, cols: c.cols })));
     for (const b of BUILDS)
       for (const name of variants(b.raw, `bq_${t}_quantize`))
@@ -123,7 +62,7 @@ for (const t of ROWS_TYPES) {
   const info = { id: typeId(t), ...typeInfo(t) };
   test(`${t}: bq_${t}_quantize_rows (every variant) equals ggml_quantize_chunk with and without weights, seed ${SEED}`, () => {
     const cases = [];
-    inputsOf(info.blockSize, SEED + 1000 * info.id + 500).forEach((c, ci) => {
+    inputsOf(lengths(info.blockSize), SEED + 1000 * info.id + 500).forEach((c, ci) => {
       cases.push({ ...c, w: null, wkind: 'no weights' });
       IMATRIX_KINDS.forEach(([kind], k) => {
         if (c.cols >= 4096 && k > 1 && k !== IMATRIX_KINDS.length - 1) return;

@@ -9,10 +9,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ggml from './lib/ggml.js';
-import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
+import { imatrix, IMATRIX_KINDS } from './lib/rows.js';
 import { BACKEND, SEED, firstDiff } from './lib/helpers.js';
 import { builds, variants } from './lib/imat-builds.js';
-import { typeId, typeInfo, byteLength } from '../js/index.js';
+import { inputsOf, runKernel, where } from './lib/imat-cases.js';
+import { typeId, typeInfo } from '../js/index.js';
 
 console.log(`# imat-qk test, ${BACKEND} build, seed ${SEED}`);
 
@@ -25,54 +26,8 @@ const ROWS_TYPES = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_K', 'q3_K', 'q4_K', 'q5_
 
 const BUILDS = await builds();
 
-/**
- * Inputs for a type of block size bs: for each row length, every row kind in one matrix, and a
- * single row and a pair (other row counts, other kinds first); at 4096, three rows and one.
- * @returns {{ cols: number, x: Float32Array, kinds: string[] }[]}
- */
-function inputsOf(bs, seed) {
-  const lengths = bs === 32 ? [32, 64, 96, 256, 512, 4096] : [256, 512, 4096];
-  const out = [];
-  lengths.forEach((cols, li) => {
-    const shapes =
-      cols >= 4096
-        ? [
-            [3, 5 * li],
-            [1, 13 + li],
-          ]
-        : [
-            [ROW_KINDS.length, 3 * li],
-            [1, 7 * li],
-            [2, 14 + li],
-          ];
-    shapes.forEach(([rows, offset], si) => {
-      const { x, kinds } = hostileRows(rows, cols, seed + 31 * li + si, offset);
-      out.push({ cols, x, kinds });
-    });
-  });
-  return out;
-}
-
-/** Where byte d of a case's output falls: its row and that row's kind. */
-function where(c, d, bytes) {
-  const rows = c.x.length / c.cols;
-  const row = Math.floor(d / (bytes / rows));
-  return `row ${row} (${c.kinds[row]}), byte ${d % (bytes / rows)} of the row`;
-}
-
-/** Runs kernel name of raw on case c (weights w or null) and returns its status and bytes. */
-function runKernel(raw, name, type, c, w) {
-  raw.reset();
-  const rows = c.x.length / c.cols;
-  const bytes = byteLength(type, c.x.length);
-  const xp = raw.put(c.x),
-    wp = w ? raw.put(w) : 0,
-    yp = raw.alloc(bytes);
-  const status = name.includes('_quantize_rows')
-    ? raw.x[name](xp, yp, rows, c.cols, wp)
-    : raw.x[name](xp, yp, c.x.length);
-  return { status, got: raw.bytes(yp, bytes) };
-}
+/** The row lengths tried for a type of block size bs. */
+const lengths = (/** @type {number} */ bs) => (bs === 32 ? [32, 64, 96, 256, 512, 4096] : [256, 512, 4096]);
 
 // The bug this file began with: an all-NaN super-block of payload 1 fits to NaN, and ggml's
 // nearest_int(inv_min * mins[j]) keeps the payload x86-64 propagates (lm = 1: scale bytes 8-11 are
@@ -93,7 +48,7 @@ test('q4_K, q5_K: an all-NaN row with payload 1 keeps the payload in its scale c
 for (const t of [...CHUNK_TYPES, ...REF_TYPES]) {
   const info = { id: typeId(t), ...typeInfo(t) };
   test(`${t}: bq_${t}_quantize (every variant) equals ggml's ${REF_TYPES.includes(t) ? `quantize_row_${t}_ref` : 'ggml_quantize_chunk'} on hostile rows, seed ${SEED}`, () => {
-    const cases = inputsOf(info.blockSize, SEED + 1000 * info.id);
+    const cases = inputsOf(lengths(info.blockSize), SEED + 1000 * info.id);
     const want = REF_TYPES.includes(t)
       ? ggml.quantizeRef(cases.map((c) => ({ type: info.id, x: c.x })))
       : ggml.quantize(cases.map((c) => ({ type: info.id, x: c.x, cols: c.cols })));
@@ -112,7 +67,7 @@ for (const t of ROWS_TYPES) {
   const info = { id: typeId(t), ...typeInfo(t) };
   test(`${t}: bq_${t}_quantize_rows (every variant) equals ggml_quantize_chunk with and without weights, seed ${SEED}`, () => {
     const cases = [];
-    inputsOf(info.blockSize, SEED + 1000 * info.id + 500).forEach((c, ci) => {
+    inputsOf(lengths(info.blockSize), SEED + 1000 * info.id + 500).forEach((c, ci) => {
       cases.push({ ...c, w: null, wkind: 'no weights' });
       IMATRIX_KINDS.forEach(([kind], k) => {
         if (c.cols >= 4096 && k > 1 && k !== IMATRIX_KINDS.length - 1) return;
