@@ -29,21 +29,5 @@ static inline v128_t risum(const kq_k *k, const uint8_t *b, const uint8_t *yb, c
   return kq_hsum(wasm_i32x4_sub(acc, wasm_i32x4_shl(kq_act_scaled(a, sc), 5)));
 }
 
-/* simd128/q6_K.c's term on the relaxed integer sum. */
-static inline v128_t rterm(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
-  float yd;
-  memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
-  const float dd = bq_h2f_fast(bq_rd16(b + XD)) * yd;
-  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return wasm_f32x4_splat(big_term(b, yb, dd));
-  return wasm_f32x4_mul(wasm_f32x4_splat(dd), wasm_f32x4_convert_i32x4(risum(k, b, yb, a)));
-}
-
-BQ_DOT_PROTO(q6_K, q8_K, __relaxed) {
-  if (n % QK_K) return BQ_EINVAL;
-  kq_dot(x, y, n / QK_K, XS, acc, rterm);
-  return BQ_OK;
-}
-
-BQ_MATVEC_PROTO(q6_K, q8_K, __relaxed) {
-  return kq_matvec(w, rows, cols, x, y, XS, rterm, bq_q6_K_dot_q8_K__relaxed);
-}
+/* simd128/q6_K.c's term on the relaxed integer sum, and the relaxed dot and matvec. */
+KQ_D_KERNELS(q6_K, rterm, risum, __relaxed)

@@ -191,6 +191,28 @@ static inline float kq_lanes_term(const int32_t w[QK_K], const uint8_t *yb, floa
   return t;
 }
 
+/* For Q3_K and Q6_K (one fp16 d): the float term of a super-block in every lane, (d * yd) * ISUM,
+ * with d * yd formed as the reference does and a huge, Inf or NaN one through the file's big_term
+ * (kq_lanes_term); then the type's dot and matvec on that term. ISUM(k, b, yb, a) is the block's
+ * exact integer sum; TERM names the term, SUFFIX the kernels (__simd128, __relaxed). */
+#define KQ_D_KERNELS(t, TERM, ISUM, SUFFIX)                                                        \
+  static inline v128_t TERM(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) { \
+    float yd;                                                                                      \
+    memcpy(&yd, yb + offsetof(block_q8_K, d), 4);                                                  \
+    const float dd = bq_h2f_fast(bq_rd16(b + XD)) * yd;                                            \
+    if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0))                                             \
+      return wasm_f32x4_splat(big_term(b, yb, dd));                                                \
+    return wasm_f32x4_mul(wasm_f32x4_splat(dd), wasm_f32x4_convert_i32x4(ISUM(k, b, yb, a)));      \
+  }                                                                                                \
+  BQ_DOT_PROTO(t, q8_K, SUFFIX) {                                                                  \
+    if (n % QK_K) return BQ_EINVAL;                                                                \
+    kq_dot(x, y, n / QK_K, XS, acc, TERM);                                                         \
+    return BQ_OK;                                                                                  \
+  }                                                                                                \
+  BQ_MATVEC_PROTO(t, q8_K, SUFFIX) {                                                               \
+    return kq_matvec(w, rows, cols, x, y, XS, TERM, bq_##t##_dot_q8_K##SUFFIX);                    \
+  }
+
 /* Activations of a matvec call, prepared once (kq_prepare per super-block) into the calling
  * thread's scratch (q6_K.c, threads.c); no kernel allocates. Longer rows prepare per super-block,
  * as the dots do. */

@@ -141,25 +141,10 @@ __attribute__((noinline)) static float big_term(const uint8_t *b, const uint8_t 
   return kq_lanes_term(w, yb, dd);
 }
 
-/* The float term of one super-block in every lane: (d * yd) * isum, with d * yd formed as the
- * reference does. */
-static inline v128_t term(const kq_k *k, const uint8_t *b, const uint8_t *yb, const kq_act *a) {
-  float yd;
-  memcpy(&yd, yb + offsetof(block_q8_K, d), 4);
-  const float dd = bq_h2f_fast(bq_rd16(b + XD)) * yd;
-  if (__builtin_expect(!(fabsf(dd) < KQ_DD_BIG), 0)) return wasm_f32x4_splat(big_term(b, yb, dd));
-  return wasm_f32x4_mul(wasm_f32x4_splat(dd), wasm_f32x4_convert_i32x4(isum(k, b, a)));
-}
-
-BQ_DOT_PROTO(q3_K, q8_K, __simd128) {
-  if (n % QK_K) return BQ_EINVAL;
-  kq_dot(x, y, n / QK_K, XS, acc, term);
-  return BQ_OK;
-}
-
-BQ_MATVEC_PROTO(q3_K, q8_K, __simd128) {
-  return kq_matvec(w, rows, cols, x, y, XS, term, bq_q3_K_dot_q8_K__simd128);
-}
+/* isum of the block, as KQ_D_KERNELS calls it. */
+#define ISUM(k, b, yb, a) isum(k, b, a)
+KQ_D_KERNELS(q3_K, term, ISUM, __simd128)
+#undef ISUM
 
 /* quantize_row_q3_K_ref byte for byte, the sub-block fits four at a time. */
 BQ_KQ_SIMD_QUANTIZE(q3_K, bq_q3_K_simd)
