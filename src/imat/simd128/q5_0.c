@@ -3,16 +3,9 @@
 #include "search.h"
 
 static void group(const float *x, const float *qw, float sigma2, int nb, uint8_t *out) {
-  v128_t xt[32], qt[32], wt[32], wx[32], codes[32], scale;
-  bq_fit4_load(x, 32, 32, xt);
-  bq_fit4_load(qw, 32, 32, qt);
-  bq_fit4_weights(xt, qt, 32, sigma2, wt);
-  for (int i = 0; i < 32; i++) wx[i] = wasm_f32x4_mul(wt[i], xt[i]);
-  bq_symmetric_fit4(xt, wt, wx, 32, 16, &scale, codes);
   uint8_t L[4][32];
-  bq_fit4_store_codes(codes, 32, L[0], 32);
   float d[4];
-  wasm_v128_store(d, scale);
+  bq_symmetric_blocks4(x, qw, sigma2, 16, L, d);
   for (int j = 0; j < nb; j++) {
     uint8_t *o = out + j * sizeof(block_q5_0);
     if (d[j] != d[j]) { /* its NaN's sign: the reference's */

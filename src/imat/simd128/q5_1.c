@@ -3,17 +3,9 @@
 #include "search.h"
 
 static void group(const float *x, const float *qw, float sigma2, int nb, uint8_t *out) {
-  v128_t xt[32], qt[32], wt[32], codes[32], scale, the_min;
-  bq_fit4_load(x, 32, 32, xt);
-  bq_fit4_load(qw, 32, 32, qt);
-  bq_fit4_weights(xt, qt, 32, sigma2, wt);
-  bq_affine_fit4(xt, wt, 32, 31, BQ_IMAT_RMIN, BQ_IMAT_RDELTA, BQ_IMAT_NSTEP, 0, &scale, &the_min,
-                 codes);
   uint8_t L[4][32];
-  bq_fit4_store_codes(codes, 32, L[0], 32);
   float d[4], m[4];
-  wasm_v128_store(d, scale);
-  wasm_v128_store(m, wasm_f32x4_neg(the_min));
+  bq_affine_blocks4(x, qw, sigma2, 31, L, d, m);
   for (int j = 0; j < nb; j++) {
     uint8_t *o = out + j * sizeof(block_q5_1);
     if (d[j] != d[j] || m[j] != m[j]) { /* its NaN's sign: the reference's */

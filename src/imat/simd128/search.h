@@ -361,6 +361,35 @@ BQ_FIT_INLINE void bq_fit4_weights(const v128_t *x, const v128_t *qw, int n, flo
     w[i] = wasm_f32x4_mul(qw[i], wasm_f32x4_sqrt(wasm_f32x4_add(s2, wasm_f32x4_mul(x[i], x[i]))));
 }
 
+/* Four 32-element blocks of Q4_0 or Q5_0 (nmax 8, 16), their weights from qw (32 per block) and
+ * sigma2, fitted symmetrically in the four lanes: each block's codes in L[j], its scale in d[j]. */
+BQ_FIT_INLINE void bq_symmetric_blocks4(const float *x, const float *qw, float sigma2, int nmax,
+                                        uint8_t L[4][32], float d[4]) {
+  v128_t xt[32], qt[32], wt[32], wx[32], codes[32], scale;
+  bq_fit4_load(x, 32, 32, xt);
+  bq_fit4_load(qw, 32, 32, qt);
+  bq_fit4_weights(xt, qt, 32, sigma2, wt);
+  for (int i = 0; i < 32; i++) wx[i] = wasm_f32x4_mul(wt[i], xt[i]);
+  bq_symmetric_fit4(xt, wt, wx, 32, nmax, &scale, codes);
+  bq_fit4_store_codes(codes, 32, L[0], 32);
+  wasm_v128_store(d, scale);
+}
+
+/* The same for Q4_1 or Q5_1 (codes 0..nmax: 15, 31), fitted affinely: codes in L[j], scale in
+ * d[j] and m[j] the block's m (the fit's min negated). */
+BQ_FIT_INLINE void bq_affine_blocks4(const float *x, const float *qw, float sigma2, int nmax,
+                                     uint8_t L[4][32], float d[4], float m[4]) {
+  v128_t xt[32], qt[32], wt[32], codes[32], scale, the_min;
+  bq_fit4_load(x, 32, 32, xt);
+  bq_fit4_load(qw, 32, 32, qt);
+  bq_fit4_weights(xt, qt, 32, sigma2, wt);
+  bq_affine_fit4(xt, wt, 32, nmax, BQ_IMAT_RMIN, BQ_IMAT_RDELTA, BQ_IMAT_NSTEP, 0, &scale, &the_min,
+                 codes);
+  bq_fit4_store_codes(codes, 32, L[0], 32);
+  wasm_v128_store(d, scale);
+  wasm_v128_store(m, wasm_f32x4_neg(the_min));
+}
+
 /* The grid types' codes of 4 trials (lanes: inverse scales id) of one magnitude v, as int32 lanes:
  * nearest_int(0.5 * (id * v - 1)) clamped to 0..kmax, as ggml's IQ2/IQ3 searches round them.
  * nearest_int is the low 23 bits of t + 1.5 * 2^23, minus 2^22. The callers send sub-blocks
