@@ -17,7 +17,16 @@ import { hostileRows, imatrix, IMATRIX_KINDS } from './lib/rows.js';
 import { BACKEND, SEED, testCodec, edgeInputs, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { builds, threadsInstance, variants, withTables } from './lib/imat-builds.js';
-import { BQ_OK, BQ_EINVAL, BQ_ENOTABLES, BQ_EDOMAIN, inputsOf, runKernel, check, where } from './lib/imat-cases.js';
+import {
+  BQ_OK,
+  BQ_EINVAL,
+  BQ_ENOTABLES,
+  BQ_EDOMAIN,
+  inputsOf,
+  runKernel,
+  where,
+  compareRowsKernels,
+} from './lib/imat-cases.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq2 test, ${BACKEND} build, seed ${SEED}`);
@@ -82,61 +91,12 @@ for (const { t, plain } of TYPES) {
   const info = { id: typeId(t), ...typeInfo(t) };
   for (const seed of [SEED, SEED + 1]) {
     test(`${t}: bq_${t}_quantize_rows (every variant) equals ggml_quantize_chunk with${plain ? ' and without' : ''} weights, seed ${seed}`, () => {
-      const cases = [];
-      inputsOf([256, 512, 768, 4096], seed + 1000 * info.id + 500).forEach((c, ci) => {
-        if (plain) cases.push({ ...c, w: null, wkind: 'no weights' });
-        IMATRIX_KINDS.forEach(([kind], k) => {
-          if (c.cols >= 4096 && k > 1 && k !== IMATRIX_KINDS.length - 1) return;
-          cases.push({ ...c, w: imatrix(c.cols, k, seed + 7 * ci + k), wkind: `a ${kind} imatrix` });
-        });
-      });
-      let want = ggml.quantize(cases.map((c) => ({ type: info.id, x: c.x, cols: c.cols, imatrix: c.w })));
-      // ggml aborts a whole call for one bad row: the rows of an aborted matrix, one by one, too.
-      const single = cases.flatMap((c, i) => {
-        const rows = c.x.length / c.cols;
-        if (want[i] !== null || rows === 1) return [];
-        return c.kinds.map((kind, r) => ({ ...c, x: c.x.slice(r * c.cols, (r + 1) * c.cols), kinds: [kind] }));
-      });
-      cases.push(...single);
-      want = [...want, ...ggml.quantize(single.map((c) => ({ type: info.id, x: c.x, cols: c.cols, imatrix: c.w })))];
-      const names = BUILDS.map((b) => variants(b.raw, `bq_${t}_quantize_rows`));
-      assert.ok(
-        names.every((n) => n.length >= 2),
-        `${t}: the builds export bq_${t}_quantize_rows and its __ref`,
+      const { names, cases, want } = compareRowsKernels(
+        t,
+        inputsOf([256, 512, 768, 4096], seed + 1000 * info.id + 500),
+        { plain, seed, builds: BUILDS },
       );
-      BUILDS.forEach((b, bi) => {
-        for (const name of names[bi])
-          cases.forEach((c, i) =>
-            check(
-              `${b.name} ${name} ${c.x.length / c.cols}x${c.cols} with ${c.wkind}`,
-              c,
-              runKernel(b.raw, name, t, c, c.w),
-              want[i],
-            ),
-          );
-      });
-      // ggml aborts only on non-finite or extreme rows: every row of a moderate kind quantizes, in
-      // its matrix or alone (so the comparisons above are not vacuous).
-      const MODERATE = new Set([
-        'normal',
-        'heavy-tailed',
-        'outlier columns',
-        'all equal',
-        'zeros',
-        'sparse',
-        'ramp',
-        'ties',
-      ]);
-      const firsts = cases.length - single.length;
-      let quantized = 0;
-      cases.forEach((c, i) => {
-        if (want[i] !== null) quantized++;
-        if (want[i] !== null || (i < firsts && c.kinds.length > 1)) return;
-        assert.ok(
-          !MODERATE.has(c.kinds[0]) || /huge/.test(c.wkind),
-          `${t}: ggml aborts on a ${c.kinds[0]} row with ${c.wkind}`,
-        );
-      });
+      const quantized = want.filter((w) => w !== null).length;
       console.log(`# ${t} seed ${seed}: ${cases.length} cases, ${quantized} quantized by ggml, the rest abort`);
       if (BACKEND === 'simd128')
         assert.ok(names[0].includes(`bq_${t}_quantize_rows__simd128`), `${t}: a SIMD128 kernel`);

@@ -12,11 +12,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ggml from './lib/ggml.js';
-import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './lib/rows.js';
+import { hostileRows, imatrix, ROW_KINDS } from './lib/rows.js';
 import { BACKEND, SEED, testCodec, firstDiff, rng } from './lib/helpers.js';
 import { Raw } from './lib/raw.js';
 import { builds, threadsInstance, variants } from './lib/imat-builds.js';
-import { BQ_OK, BQ_EINVAL, BQ_ENOTABLES, BQ_EDOMAIN, inputsOf, runKernel, check, where } from './lib/imat-cases.js';
+import {
+  BQ_OK,
+  BQ_EINVAL,
+  BQ_ENOTABLES,
+  BQ_EDOMAIN,
+  inputsOf,
+  runKernel,
+  check,
+  compareRowsKernels,
+} from './lib/imat-cases.js';
 import { typeId, typeInfo, byteLength } from '../js/index.js';
 
 console.log(`# imat-iq43 test, ${BACKEND} build, seed ${SEED}`);
@@ -61,62 +70,11 @@ for (const t of PLAIN_TYPES) {
 for (const t of ROWS_TYPES) {
   const info = { id: typeId(t), ...typeInfo(t) };
   test(`${t}: bq_${t}_quantize_rows (every variant) equals ggml_quantize_chunk with and without weights, seed ${SEED}`, () => {
-    const cases = [];
-    inputsOf(lengths(info.blockSize), SEED + 1000 * info.id + 500).forEach((c, ci) => {
-      cases.push({ ...c, w: null, wkind: 'no weights' });
-      IMATRIX_KINDS.forEach(([kind], k) => {
-        if (c.cols >= 4096 && k > 1 && k !== IMATRIX_KINDS.length - 1) return;
-        cases.push({ ...c, w: imatrix(c.cols, k, SEED + 7 * ci + k), wkind: `a ${kind} imatrix` });
-      });
+    const { names } = compareRowsKernels(t, inputsOf(lengths(info.blockSize), SEED + 1000 * info.id + 500), {
+      plain: true,
+      seed: SEED,
+      builds: BUILDS,
     });
-    let want = ggml.quantize(cases.map((c) => ({ type: info.id, x: c.x, cols: c.cols, imatrix: c.w })));
-    // ggml aborts a whole call for one bad row: the rows of an aborted matrix, one by one, too.
-    const single = cases.flatMap((c, i) => {
-      const rows = c.x.length / c.cols;
-      if (want[i] !== null || rows === 1) return [];
-      return c.kinds.map((kind, r) => ({ ...c, x: c.x.slice(r * c.cols, (r + 1) * c.cols), kinds: [kind] }));
-    });
-    cases.push(...single);
-    want = [...want, ...ggml.quantize(single.map((c) => ({ type: info.id, x: c.x, cols: c.cols, imatrix: c.w })))];
-    const names = BUILDS.map((b) => variants(b.raw, `bq_${t}_quantize_rows`));
-    assert.ok(
-      names.every((n) => n.length >= 2),
-      `${t}: the builds export bq_${t}_quantize_rows and its __ref`,
-    );
-    BUILDS.forEach((b, bi) => {
-      for (const name of names[bi])
-        cases.forEach((c, i) =>
-          check(
-            `${b.name} ${name} ${c.x.length / c.cols}x${c.cols} with ${c.wkind}`,
-            c,
-            runKernel(b.raw, name, t, c, c.w),
-            want[i],
-          ),
-        );
-    });
-    // ggml aborts only on non-finite or extreme rows: every row of a moderate kind quantizes, in its
-    // matrix or alone (so the comparisons above are not vacuous however many hostile kinds rows.js has).
-    const MODERATE = new Set([
-      'normal',
-      'heavy-tailed',
-      'outlier columns',
-      'all equal',
-      'zeros',
-      'sparse',
-      'ramp',
-      'ties',
-    ]);
-    const firsts = cases.length - single.length;
-    cases.forEach((c, i) => {
-      if (want[i] !== null || (i < firsts && c.kinds.length > 1)) return;
-      const kind = c.kinds[0];
-      assert.ok(!MODERATE.has(kind) || /huge/.test(c.wkind), `${t}: ggml aborts on a ${kind} row with ${c.wkind}`);
-    });
-    const rowsOf = (c) => c.x.length / c.cols;
-    assert.ok(
-      cases.some((c, i) => want[i] !== null && rowsOf(c) > 0),
-      `${t}: some rows quantize`,
-    );
     if (BACKEND === 'simd128') assert.ok(names[0].includes(`bq_${t}_quantize_rows__simd128`), `${t}: a SIMD128 kernel`);
   });
 

@@ -2,9 +2,11 @@
 // kernels' statuses, the hostile inputs by row length, running a quantize kernel of a raw build on
 // one input, and checking its bytes against ggml's with the row (and its kind) a difference is in.
 import assert from 'node:assert/strict';
-import { hostileRows, ROW_KINDS } from './rows.js';
+import { hostileRows, imatrix, IMATRIX_KINDS, ROW_KINDS } from './rows.js';
+import * as ggml from './ggml.js';
+import { variants } from './imat-builds.js';
 import { firstDiff } from './helpers.js';
-import { byteLength } from '../../js/index.js';
+import { byteLength, typeId } from '../../js/index.js';
 
 /** The kernels' statuses (src/bq.h). */
 export const BQ_OK = 0,
@@ -89,4 +91,70 @@ export function check(what, c, { status, got }, want) {
   assert.equal(status, BQ_OK, `${what}: status`);
   const d = firstDiff(got, want);
   assert.equal(d, -1, `${what}: ${where(c, d, got.length)} differs`);
+}
+
+/** Row kinds ggml quantizes with any moderate weights: it aborts only on non-finite or extreme rows. */
+const MODERATE = new Set(['normal', 'heavy-tailed', 'outlier columns', 'all equal', 'zeros', 'sparse', 'ramp', 'ties']);
+
+/**
+ * Every variant of bq_<t>_quantize_rows in every build against ggml_quantize_chunk on the inputs,
+ * each with the imatrix kinds (at 4096 columns and more the first two and the last) and, where
+ * plain, without weights. ggml aborts a whole call for one bad row: the rows of an aborted matrix
+ * are compared one by one too. Then checks the comparisons are not vacuous: every row of a
+ * moderate kind quantizes, in its matrix or alone, unless its weights are huge.
+ * @param {string} t the type
+ * @param {Input[]} inputs
+ * @param {{ plain: boolean, seed: number, builds: { name: string, raw: import('./raw.js').Raw }[] }} o
+ * @returns {{ names: string[][], cases: (Input & { w: Float32Array | null, wkind: string })[], want: (Uint8Array | null)[] }}
+ */
+export function compareRowsKernels(t, inputs, { plain, seed, builds }) {
+  const id = typeId(t);
+  /** @type {(Input & { w: Float32Array | null, wkind: string })[]} */
+  const cases = [];
+  inputs.forEach((c, ci) => {
+    if (plain) cases.push({ ...c, w: null, wkind: 'no weights' });
+    IMATRIX_KINDS.forEach(([kind], k) => {
+      if (c.cols >= 4096 && k > 1 && k !== IMATRIX_KINDS.length - 1) return;
+      cases.push({ ...c, w: imatrix(c.cols, k, seed + 7 * ci + k), wkind: `a ${kind} imatrix` });
+    });
+  });
+  const quantize = (/** @type {typeof cases} */ cs) =>
+    ggml.quantize(cs.map((c) => ({ type: id, x: c.x, cols: c.cols, imatrix: c.w })));
+  let want = quantize(cases);
+  const single = cases.flatMap((c, i) => {
+    const rows = c.x.length / c.cols;
+    if (want[i] !== null || rows === 1) return [];
+    return c.kinds.map((kind, r) => ({ ...c, x: c.x.slice(r * c.cols, (r + 1) * c.cols), kinds: [kind] }));
+  });
+  const firsts = cases.length;
+  cases.push(...single);
+  want = [...want, ...quantize(single)];
+  const names = builds.map((b) => variants(b.raw, `bq_${t}_quantize_rows`));
+  assert.ok(
+    names.every((n) => n.length >= 2),
+    `${t}: the builds export bq_${t}_quantize_rows and its __ref`,
+  );
+  builds.forEach((b, bi) => {
+    for (const name of names[bi])
+      cases.forEach((c, i) =>
+        check(
+          `${b.name} ${name} ${c.x.length / c.cols}x${c.cols} with ${c.wkind}`,
+          c,
+          runKernel(b.raw, name, t, c, c.w),
+          want[i],
+        ),
+      );
+  });
+  cases.forEach((c, i) => {
+    if (want[i] !== null || (i < firsts && c.kinds.length > 1)) return;
+    assert.ok(
+      !MODERATE.has(c.kinds[0]) || /huge/.test(c.wkind),
+      `${t}: ggml aborts on a ${c.kinds[0]} row with ${c.wkind}`,
+    );
+  });
+  assert.ok(
+    want.some((w) => w !== null),
+    `${t}: some rows quantize`,
+  );
+  return { names, cases, want };
 }
