@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { CODEC_TYPES, typeInfo, byteLength, init } from '../js/index-node.js';
 import { spawnNode, threadsModuleFile } from '../js/threads-node.js';
-import { Pool, initThreads, threadsUnsupported } from '../js/threads.js';
+import { initThreads, threadsUnsupported } from '../js/threads.js';
+import { Pool } from '../js/pool.js';
 import { CTL, run as runKernel } from '../js/worker-core.js';
 import { SEED, firstDiff, rng, quantizeAny } from './lib/helpers.js';
 
