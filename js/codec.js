@@ -59,7 +59,18 @@ const align = (n) => Math.ceil(n / ALIGN) * ALIGN;
 /** @param {{ blockSize: number, typeSize: number }} t */
 const perElement = (t) => t.typeSize / t.blockSize;
 
+/**
+ * The address of a resident tensor of codec, after the handle checks of js/tensor.js (a real
+ * handle, of this codec, not disposed): for ThreadedCodec, whose handles its main codec makes.
+ * @type {(codec: Codec, W: unknown) => number}
+ */
+export let handleAddress;
+
 export class Codec {
+  static {
+    handleAddress = (codec, W) => residentAddress(W, codec.#heap);
+  }
+
   /** @type {Record<string, Kernel>} */
   #k;
   /** @type {WebAssembly.Memory} */

@@ -21,7 +21,7 @@
 // the main instance.
 
 import { GGMLType, typeId, typeInfo, byteLength } from './types.js';
-import { Codec } from './codec.js';
+import { Codec, handleAddress } from './codec.js';
 import { Tensor } from './tensor.js';
 import { CTL, run } from './worker-core.js';
 import { Pool } from './pool.js';
@@ -103,8 +103,6 @@ export class ThreadedCodec {
   #mem;
   /** @type {Record<string, Function>} */
   #k;
-  /** Tensors made by this codec (the inner codec checks the rest: disposal, ownership). */
-  #own = new WeakSet();
   /** Scratch for one call's inputs and outputs: a resident F32 block, grown on demand. */
   /** @type {Tensor | null} */
   #scratch = null;
@@ -254,18 +252,13 @@ export class ThreadedCodec {
    * @param {unknown} W
    */
   #address(W) {
-    if (!(W instanceof Tensor))
-      throw new TypeError('expected a tensor handle from codec.tensor() or codec.loadTensor()');
-    const ptr = W.byteOffset; // throws for a forged handle (a Proxy, Object.create) and once disposed
-    if (!this.#own.has(W)) throw new TypeError('this tensor handle belongs to another blockquant codec instance');
-    return ptr;
+    return handleAddress(this.#codec, W);
   }
 
   /** Copies a matrix into wasm memory once; as Codec.tensor. */
   /** @type {Codec['tensor']} */
   tensor(type, bytes, rows, cols) {
     const W = this.#codec.tensor(type, bytes, rows, cols);
-    this.#own.add(W);
     return W;
   }
 
@@ -273,7 +266,6 @@ export class ThreadedCodec {
   /** @type {Codec['loadTensor']} */
   async loadTensor(file, name, options) {
     const W = await this.#codec.loadTensor(file, name, options);
-    this.#own.add(W);
     return W;
   }
 

@@ -152,6 +152,18 @@ test('errors: bad arguments reject, a disposed or foreign handle is refused', as
     await assert.rejects(bq.matvec(W, new Float32Array(64)), /disposed/);
     const F = one.tensor('q4_0', new Uint8Array(18 * 4), 2, 64);
     await assert.rejects(bq.matvec(F, new Float32Array(64)), /another blockquant codec/);
+    // a handle of another threaded codec, a forged one, and each through dequantize as well
+    const other = await init({ threads: 2 });
+    try {
+      const G = other.tensor('q4_0', new Uint8Array(18 * 4), 2, 64);
+      await assert.rejects(bq.matvec(G, new Float32Array(64)), /another blockquant codec/);
+      await assert.rejects(bq.dequantize(G), /another blockquant codec/);
+    } finally {
+      await other.close();
+    }
+    const forged = Object.create(Object.getPrototypeOf(F));
+    await assert.rejects(bq.matvec(forged, new Float32Array(64)), /not a handle/);
+    await assert.rejects(bq.dequantize(W), /disposed/);
   } finally {
     await bq.close();
   }
