@@ -26,8 +26,15 @@ test(`JS type table equals the ${BACKEND} wasm type table`, () => {
       continue;
     }
     fromWasm.push(id);
-    const info = typeInfo(id);
+    const { modules, ...info } = typeInfo(id);
     const flags = x.bq_type_flags(id);
+    // a module named for exactly the operations the wasm table's flags give the type (which
+    // module: split.test.js, against the modules' files)
+    const ops = Object.entries({ dequantize: 2, quantize: 1, quantize_rows: 64, dot: 4 | 8, matvec: 16, stats: 32 })
+      .filter(([, bit]) => (flags & bit) !== 0)
+      .map(([op]) => op);
+    assert.deepEqual(Object.keys(modules).sort(), ops.sort(), `id ${id}: the operations with a module`);
+    for (const m of Object.values(modules)) assert.match(m, /^(core|quant|dot|grid|imat)$/, `id ${id}`);
     assert.deepEqual(
       info,
       {
