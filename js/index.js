@@ -41,7 +41,8 @@ const split = (backend, name) => import('./bundled-split.js').then((m) => m.spli
 export async function init(options = {}) {
   const { threads, minSplitBytes, roundBytes, ...rest } = options;
   if (threads === undefined) return initWith(rest, bundled, split, 'split');
-  const { initThreads, threadsModuleURL, relaxedThreadsModuleURL, spawnBrowser, spawnEmbedded } = await import('./threads.js');
+  const { initThreads, threadsModuleURL, relaxedThreadsModuleURL, spawnBrowser, spawnEmbedded } =
+    await import('./threads.js');
   const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
   // The relaxed threads build where the relaxed probe passes (not Node 20), else the SIMD128 one.
   const relaxed = rest.backend !== 'simd128' && !relaxedUnsupported();

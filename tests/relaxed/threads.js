@@ -12,7 +12,13 @@ const rows = 4096,
 async function main() {
   const one = await init({ backend: 'relaxed', layout: 'whole' });
   const bq = /** @type {any} */ (await init({ threads: 2 }));
-  const out = { isolated: self.crossOriginIsolated, backend: bq.backend, threads: bq.threads, threadsError: bq.threadsError, types: /** @type {any} */ ({}) };
+  const out = {
+    isolated: self.crossOriginIsolated,
+    backend: bq.backend,
+    threads: bq.threads,
+    threadsError: bq.threadsError,
+    types: /** @type {any} */ ({}),
+  };
   let s = 7;
   const rnd = () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   for (const t of ['q4_0', 'q4_K']) {
@@ -56,6 +62,6 @@ async function main() {
 }
 
 main().then(
-  (r) => (/** @type {any} */ (window).result = r),
-  (e) => (/** @type {any} */ (window).result = { error: String(e?.stack ?? e) }),
+  (r) => /** @type {any} */ ((window).result = r),
+  (e) => /** @type {any} */ ((window).result = { error: String(e?.stack ?? e) }),
 );
