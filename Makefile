@@ -44,14 +44,14 @@ TEST_STAMP := build/.test-stamp
 # (build/test/blockquant-<build>.wasm, never packed) also exports each kernel's __ref, __simd128 and
 # __relaxed names, which the kernel tests call directly. They differ only in the export list and in
 # src/build_info.c (bq_build_info, compiled per variant, says which build and variant it is).
-BUILDS := simd128 scalar relaxed threads
+BUILDS := simd128 scalar relaxed threads relaxed-threads
 WASM_TEST := $(BUILDS:%=build/test/blockquant-%.wasm)
 # export-list flags: public or test, and the build's ISA
 exports_defs = $(if $(filter test,$(1)),-DBQ_TEST_EXPORTS) $(if $(filter scalar,$(2)),,-DBQ_SIMD128) \
   $(if $(filter relaxed,$(2)),-DBQ_RELAXED)
 build/exports/%.names: wasm/exports.c src/kernels.inc
 	@mkdir -p build/exports
-	$(CC) -E -P $(call exports_defs,$(firstword $(subst -, ,$*)),$(lastword $(subst -, ,$*))) $< \
+	$(CC) -E -P $(call exports_defs,$(firstword $(subst -, ,$*)),$(wordlist 2,9,$(subst -, ,$*))) $< \
 	  | grep -o 'BQ_EXPORT [A-Za-z0-9_]*' | sed 's/BQ_EXPORT //' > $@
 # Emscripten's EXPORTED_FUNCTIONS (a JSON list of _names); wasm-ld's --export flags
 build/exports/%.json: build/exports/%.names
@@ -60,7 +60,7 @@ build/exports/%.txt: build/exports/%.names
 	sed 's/^/--export=/' $< > $@
 
 ##@ Building
-all: $(JS_TYPES) $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed threads test-wasm ## Build the wasm modules, the JS modules that embed them and the test variants (default)
+all: $(JS_TYPES) $(WASM_SIMD) $(WASM_SCALAR) $(JS_EMBED) relaxed threads relaxed-threads test-wasm ## Build the wasm modules, the JS modules that embed them and the test variants (default)
 
 test-wasm: $(WASM_TEST) ## The test variants of the builds (build/test/: every kernel exported, for the kernel tests)
 
@@ -178,6 +178,34 @@ build/test/blockquant-threads.wasm: $(OBJ_THREADS) build/threads/build_info-test
 	@mkdir -p build/test
 	$(LINK_THREADS) $$(cat build/exports/test-threads.txt) $(OBJ_THREADS) build/threads/build_info-test.o \
 	  $(LIBC_RELAXED) -o $@
+
+# The relaxed threads build (init({ threads }) where the relaxed probe passes and the page is
+# cross-origin isolated): the relaxed build's sources compiled as the threads build is (clang-19,
+# -mrelaxed-simd -matomics -mbulk-memory, shared imported memory, the same JS ABI and export list as
+# the threads build); src/relaxed/threads.c adds the relaxed matvec's scratch to each thread's block.
+WASM_RTHREADS := wasm/blockquant-relaxed-threads.wasm
+OBJ_RTHREADS := $(patsubst src/%.c,build/relaxed-threads/%.o,$(SRC_RELAXED))
+relaxed-threads: $(WASM_RTHREADS) js/wasm/relaxed-threads.js ## Build the relaxed-SIMD shared-memory module for worker threads (clang-19, wasm-ld-19)
+
+CLANG_RTHREADS = $(CLANG_THREADS) -mrelaxed-simd
+build/relaxed-threads/%.o: src/%.c $(HEADERS) $(wildcard src/relaxed/*.h) | deps-relaxed
+	@mkdir -p $(dir $@)
+	$(CLANG_RTHREADS) -c $< -o $@
+
+build/relaxed-threads/build_info-test.o: src/build_info.c | deps-relaxed
+	@mkdir -p $(dir $@)
+	$(CLANG_RTHREADS) -DBQ_TEST_EXPORTS -c $< -o $@
+
+$(patsubst src/%.c,build/relaxed-threads/%.o,$(SRC_RELAXED_OWN)): build/relaxed-threads/relaxed/%.o: src/simd128/%.c
+
+$(WASM_RTHREADS): $(OBJ_RTHREADS) build/relaxed-threads/build_info.o $(LIBC_RELAXED) build/exports/public-relaxed-threads.txt
+	$(LINK_THREADS) $$(cat build/exports/public-relaxed-threads.txt) $(OBJ_RTHREADS) \
+	  build/relaxed-threads/build_info.o $(LIBC_RELAXED) -o $@
+
+build/test/blockquant-relaxed-threads.wasm: $(OBJ_RTHREADS) build/relaxed-threads/build_info-test.o $(LIBC_RELAXED) build/exports/test-relaxed-threads.txt
+	@mkdir -p build/test
+	$(LINK_THREADS) $$(cat build/exports/test-relaxed-threads.txt) $(OBJ_RTHREADS) \
+	  build/relaxed-threads/build_info-test.o $(LIBC_RELAXED) -o $@
 
 build/native/gen-types: tools/gen-types.c src/types.c src/half.c $(HEADERS)
 	@mkdir -p build/native
@@ -338,7 +366,7 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^##@/ {printf "\n%s\n", substr($$0, 5)} \
 	  /^[a-z][a-z0-9-]*:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: test-wasm oracle relaxed threads deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
+.PHONY: test-wasm oracle relaxed threads relaxed-threads deps-relaxed all native types pack test test-native test-native-golden test-js test-package typecheck fmt demo bench disasm deps dev-deps test-deps clean help
 
 # The golden tests of the formats added after the simple blocks: one test program and one fixture
 # folder per set (tests/native/test_golden_<set>.c, tests/fixtures/golden-<set>/), under ASan+UBSan.

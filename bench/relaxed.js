@@ -25,3 +25,21 @@ for (const [fmt, rows] of [...q40, ...others]) {
       `the relaxed build's SIMD128 kernel ${r.relaxedBuildSimd128.ms.toFixed(3)} ms (${r.ratioSameBuild.toFixed(2)}x)`,
   );
 }
+
+// The relaxed threads build: init({ threads: 2 }) against one relaxed thread, 4096x4096, alternating
+// rounds (tests/relaxed/threads.js ?bench=1; both must give the same bits).
+const rt = await runPage('?bench=1', 'threads.html');
+if (rt.error || rt.backend !== 'relaxed' || rt.threads !== 2) {
+  console.error('relaxed threads bench failed:', JSON.stringify(rt));
+  process.exit(1);
+}
+for (const [t, r] of Object.entries(rt.types)) {
+  if (r.rowsDiffering !== 0) {
+    console.error(`relaxed threads ${t}: ${r.rowsDiffering} rows differ from one relaxed thread`);
+    process.exit(1);
+  }
+  console.log(
+    `${t} 4096x4096 in Chromium: relaxed threads, 2 threads ${r.twoMs.toFixed(3)} ms, one relaxed thread ` +
+      `${r.oneMs.toFixed(3)} ms (${r.ratio.toFixed(2)}x median, ${r.minRatio.toFixed(2)}x fastest)`,
+  );
+}

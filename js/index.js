@@ -5,7 +5,7 @@ import { initWith } from './init.js';
 import { openGGUF } from './gguf.js';
 import { readImatrix } from './model/imatrix.js';
 import { planWith, quantizeWith } from './model/quantize.js';
-import { cached } from './loader.js';
+import { cached, relaxedUnsupported } from './loader.js';
 import { bundledModule } from './bundled-url.js';
 
 export * from './api.js';
@@ -41,10 +41,13 @@ const split = (backend, name) => import('./bundled-split.js').then((m) => m.spli
 export async function init(options = {}) {
   const { threads, minSplitBytes, roundBytes, ...rest } = options;
   if (threads === undefined) return initWith(rest, bundled, split, 'split');
-  const { initThreads, threadsModuleURL, spawnBrowser, spawnEmbedded } = await import('./threads.js');
+  const { initThreads, threadsModuleURL, relaxedThreadsModuleURL, spawnBrowser, spawnEmbedded } =
+    await import('./threads.js');
   const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
+  // The relaxed threads build where the relaxed probe passes (not Node 20), else the SIMD128 one.
+  const relaxed = rest.backend !== 'simd128' && !relaxedUnsupported();
   return initThreads(threads, {
-    module: threadsModuleURL,
+    module: relaxed ? () => relaxedThreadsModuleURL().catch(() => threadsModuleURL()) : threadsModuleURL,
     spawn: other || typeof Worker !== 'function' ? null : () => spawnBrowser(),
     fallbackSpawn: spawnEmbedded,
     single: () => initWith(rest, bundled),

@@ -32,6 +32,7 @@ import { Pool } from './pool.js';
 import { quantizeCall, domainError } from './quantize-call.js';
 import { dequantizeCall, dequantizeResidentCall, matvecCall, matvecKernels, productsCall } from './call-args.js';
 import { fetchOrEmbedded } from './bundled-url.js';
+import { buildInfo } from './loader.js';
 
 /** @typedef {import('./codec.js').GGUFLike} GGUFLike */
 /** @typedef {import('./codec.js').BlockStats} BlockStats */
@@ -668,6 +669,19 @@ export function threadsModuleURL() {
 }
 
 /**
+ * The relaxed threads build (the relaxed kernels on a shared memory, the threads build's ABI), for
+ * where the relaxed probe passes: as threadsModuleURL.
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export function relaxedThreadsModuleURL() {
+  return fetchOrEmbedded(
+    () => new URL('../wasm/blockquant-relaxed-threads.wasm', import.meta.url),
+    () => import('./wasm/relaxed-threads.js'),
+    'relaxed-threads',
+  );
+}
+
+/**
  * Browser and Deno workers: module workers started from js/worker.js, or from another script URL.
  * @param {URL | string} [url]
  * @returns {WorkerLike}
@@ -743,7 +757,8 @@ export async function initThreads(n, env) {
   } catch (e) {
     return one(`the threads build cannot be loaded: ${/** @type {any} */ (e)?.message ?? e}`);
   }
-  const codec = new Codec(instance, 'simd128', env.stagingBytes ?? 4 << 20);
+  // bq.backend says which threads build runs: simd128, or relaxed (the relaxed threads build).
+  const codec = new Codec(instance, buildInfo(instance).backend, env.stagingBytes ?? 4 << 20);
   const ex = /** @type {Record<string, any>} */ (instance.exports);
   const tlsBytes = align(ex.__tls_size.value),
     scratchBytes = align(ex.bq_thread_scratch_bytes());

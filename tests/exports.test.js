@@ -9,7 +9,7 @@ import { buildInfo, instantiate } from '../js/loader.js';
 import { init } from '../js/index.js';
 import { testWasmFile } from './lib/helpers.js';
 
-const BUILDS = /** @type {const} */ (['simd128', 'scalar', 'relaxed', 'threads']);
+const BUILDS = /** @type {const} */ (['simd128', 'scalar', 'relaxed', 'threads', 'relaxed-threads']);
 const packaged = (/** @type {string} */ b) => readFileSync(new URL(`../wasm/blockquant-${b}.wasm`, import.meta.url));
 const ISA_NAME = /__(ref|simd128|relaxed)$/;
 
@@ -73,13 +73,21 @@ for (const b of BUILDS) {
         isa.some((n) => n.endsWith('__simd128')),
         'and the SIMD128 kernels',
       );
-    if (b === 'relaxed')
+    if (b === 'relaxed' || b === 'relaxed-threads')
       assert.ok(
         isa.some((n) => n.endsWith('__relaxed')),
         'and the relaxed kernels',
       );
   });
 }
+
+test('relaxed-threads: the same JS ABI as the threads build, plus the relaxed probe', () => {
+  const threads = exportNames(packaged('threads'));
+  const rthreads = exportNames(packaged('relaxed-threads'));
+  for (const n of ['bq_thread_scratch_bytes', 'bq_thread_scratch_init', '__wasm_init_tls', '__stack_pointer'])
+    assert.ok(rthreads.includes(n), n);
+  assert.deepEqual([...rthreads].sort(), [...threads, 'bq_relaxed_probe'].sort());
+});
 
 test('bq_build_info says which build and variant a module is', async () => {
   /** @type {[string, Uint8Array, object][]} */

@@ -161,3 +161,15 @@ for (const [rt, args] of [
     assertPage(JSON.parse(out.trim().split('\n').pop() ?? ''), rt);
   });
 }
+
+// Cross-origin isolated, Chromium passes the probe: init({ threads: 2 }) runs the relaxed threads
+// build, whose matvecs (workers' scratch blocks included) give one relaxed thread's bits.
+test('init({ threads: 2 }) in headless Chromium runs the relaxed threads build, bit-exact with one relaxed thread', async () => {
+  const r = await runPage('', 'threads.html');
+  assert.deepEqual(r.pageErrors, []);
+  assert.equal(r.error, undefined, r.error);
+  assert.equal(r.isolated, true);
+  assert.equal(r.backend, 'relaxed', r.threadsError);
+  assert.equal(r.threads, 2, r.threadsError);
+  for (const t of ['q4_0', 'q4_K']) assert.equal(r.types[t].rowsDiffering, 0, `${t}: rows that differ`);
+});

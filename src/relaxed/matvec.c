@@ -4,14 +4,22 @@
 
 #include "relaxed.h"
 
-/* Static, as in simd128/matvec.c: the module is single-threaded and no kernel allocates. */
-static uint8_t rprep_q[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
-static float rprep_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
-static float rprep_s[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
-static int32_t rprep_sum[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+/* The prepared activations: static arrays in a single-threaded build, reached through
+ * _Thread_local pointers so that each instance of the relaxed threads build points its own at a
+ * block of its scratch (src/relaxed/threads.c), as simd128/matvec.c does for its own. */
+static uint8_t rprep_q_main[(BQ_PREP_MAX_BLOCKS + 4) * BQ_B32] __attribute__((aligned(16)));
+static float rprep_d_main[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static float rprep_s_main[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static int32_t rprep_sum_main[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+_Thread_local uint8_t *bq_rprep_q = rprep_q_main;
+_Thread_local float *bq_rprep_d = rprep_d_main, *bq_rprep_s = rprep_s_main;
+_Thread_local int32_t *bq_rprep_sum = rprep_sum_main;
 
 int bq_rprepare_q8(const uint8_t *x, size_t nb, size_t bs, size_t qs_off, bq_rprep *out) {
   if (nb > BQ_PREP_MAX_BLOCKS) return 0;
+  uint8_t *const rprep_q = bq_rprep_q;
+  float *const rprep_d = bq_rprep_d, *const rprep_s = bq_rprep_s;
+  int32_t *const rprep_sum = bq_rprep_sum;
   const bq_k k = bq_consts();
   const v128_t one = wasm_i8x16_splat(1), z = wasm_i32x4_splat(0);
   for (size_t i = 0; i < nb; i++, x += bs) {

@@ -5,9 +5,10 @@ import { serveRepo } from './serve.js';
 
 /**
  * @param {string} query the page's query string, e.g. '?seed=5' or '?bench=1'
+ * @param {string} [page_] the page under tests/relaxed/ (threads.html: the relaxed threads check)
  * @returns {Promise<any>}
  */
-export async function runPage(query) {
+export async function runPage(query, page_ = 'index.html') {
   const server = await serveRepo(0);
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   const browser = await launchChromium();
@@ -25,7 +26,7 @@ export async function runPage(query) {
       errors.push(e.message);
       failed(new Error(`page error: ${e.message}`));
     });
-    await page.goto(`http://127.0.0.1:${port}/tests/relaxed/index.html${query}`);
+    await page.goto(`http://127.0.0.1:${port}/tests/relaxed/${page_}${query}`);
     await Promise.race([
       failure,
       page.waitForFunction(() => /** @type {any} */ (window).result !== undefined, null, { timeout: 300000 }),

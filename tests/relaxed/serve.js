@@ -31,7 +31,14 @@ export function serveRepo(port = 0, onResult = () => {}) {
     }
     try {
       const body = await readFile(path);
-      res.writeHead(200, { 'content-type': TYPES[ext] }).end(body);
+      // cross-origin isolated, so that init({ threads }) has shared memory (tests/relaxed/threads.js)
+      res
+        .writeHead(200, {
+          'content-type': TYPES[ext],
+          'cross-origin-opener-policy': 'same-origin',
+          'cross-origin-embedder-policy': 'require-corp',
+        })
+        .end(body);
     } catch {
       res.writeHead(404).end();
     }
