@@ -43,9 +43,14 @@ export async function init(options = {}) {
   if (threads === undefined) return initWith(rest, bundled, split, 'split');
   const { initThreads, threadsModuleURL, relaxedThreadsModuleURL, spawnBrowser, spawnEmbedded } =
     await import('./threads.js');
-  const other = (rest.backend && rest.backend !== 'auto' && rest.backend !== 'simd128') || rest.module !== undefined;
-  // The relaxed threads build where the relaxed probe passes (not Node 20), else the SIMD128 one.
+  // The relaxed threads build where the relaxed probe passes (not Node 20), else the SIMD128 one;
+  // backend 'relaxed' asks for the relaxed one (where the probe fails, the one-thread codec's
+  // init reports why), 'scalar' or a module of the caller's runs on one thread.
   const relaxed = rest.backend !== 'simd128' && !relaxedUnsupported();
+  const other =
+    (rest.backend && !['auto', 'simd128', 'relaxed'].includes(rest.backend)) ||
+    (rest.backend === 'relaxed' && !relaxed) ||
+    rest.module !== undefined;
   return initThreads(threads, {
     module: relaxed ? () => relaxedThreadsModuleURL().catch(() => threadsModuleURL()) : threadsModuleURL,
     spawn: other || typeof Worker !== 'function' ? null : () => spawnBrowser(),

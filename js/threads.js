@@ -740,7 +740,10 @@ export async function initThreads(n, env) {
     return /** @type {Codec & { threads: 1, threadsRequested: number, threadsError: string }} */ (c);
   };
   if (n === 1) return one(why);
-  if (!env.spawn) return one('this build or backend has no threads (the threads build has the SIMD128 kernels)');
+  if (!env.spawn)
+    return one(
+      'this build or backend has no threads (the threads builds run the SIMD128 and the relaxed kernels: backend auto, simd128 or relaxed)',
+    );
   const unsupported = threadsUnsupported();
   if (unsupported) return one(unsupported);
   /** @type {WebAssembly.Module} */

@@ -171,5 +171,7 @@ test('init({ threads: 2 }) in headless Chromium runs the relaxed threads build, 
   assert.equal(r.isolated, true);
   assert.equal(r.backend, 'relaxed', r.threadsError);
   assert.equal(r.threads, 2, r.threadsError);
+  assert.deepEqual(r.asked, { backend: 'relaxed', threads: 2 }, "init({ threads: 2, backend: 'relaxed' })");
+  assert.deepEqual(r.simd128, { backend: 'simd128', threads: 2 }, "init({ threads: 2, backend: 'simd128' })");
   for (const t of ['q4_0', 'q4_K']) assert.equal(r.types[t].rowsDiffering, 0, `${t}: rows that differ`);
 });

@@ -19,6 +19,13 @@ async function main() {
     threadsError: bq.threadsError,
     types: /** @type {any} */ ({}),
   };
+  // backend 'relaxed' asks for the same build on threads; 'simd128' for the SIMD128 threads build
+  const asked = /** @type {any} */ (await init({ threads: 2, backend: 'relaxed' }));
+  const simd = /** @type {any} */ (await init({ threads: 2, backend: 'simd128' }));
+  out.asked = { backend: asked.backend, threads: asked.threads };
+  out.simd128 = { backend: simd.backend, threads: simd.threads };
+  await asked.close();
+  await simd.close();
   let s = 7;
   const rnd = () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   for (const t of ['q4_0', 'q4_K']) {
@@ -62,6 +69,6 @@ async function main() {
 }
 
 main().then(
-  (r) => /** @type {any} */ ((window).result = r),
-  (e) => /** @type {any} */ ((window).result = { error: String(e?.stack ?? e) }),
+  (r) => /** @type {any} */ (window.result = r),
+  (e) => /** @type {any} */ (window.result = { error: String(e?.stack ?? e) }),
 );
