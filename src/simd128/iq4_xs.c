@@ -94,18 +94,6 @@ BQ_DOT_PROTO(iq4_xs, f32, __simd128) {
   return BQ_OK;
 }
 
-/* The four float terms of one super-block from the integer sums of its sub-blocks 0..3 (si0) and
- * 4..7 (si1), against activations of scale yd. */
-static inline v128_t sub_terms(const uint8_t *p, v128_t si0, v128_t si1, float yd) {
-  v128_t s0, s1;
-  scales(p, &s0, &s1);
-  const v128_t d4d8 = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + XD)) * yd);
-  const v128_t dl0 = wasm_f32x4_mul(d4d8, wasm_f32x4_convert_i32x4(s0)),
-               dl1 = wasm_f32x4_mul(d4d8, wasm_f32x4_convert_i32x4(s1));
-  return wasm_f32x4_add(wasm_f32x4_mul(dl0, wasm_f32x4_convert_i32x4(si0)),
-                        wasm_f32x4_mul(dl1, wasm_f32x4_convert_i32x4(si1)));
-}
-
 /* The four float terms of one super-block against Q8_K codes act with scale yd: lane l is
  * dl_l * sumi_l + dl_{l+4} * sumi_{l+4}, dl = (d * yd) * (ls - 32) as the reference rounds it.
  * The weights' i8 values are split into even and odd i16 lanes like the activations (kq45.h). */
@@ -124,8 +112,14 @@ BQ_KQ_INLINE v128_t terms(const bq_k *k, const bq_kq *c, const uint8_t *p, bq_kq
     s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_shr(wasm_i16x8_shl(hi, 8), 8), e));
     P[ib] = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(wasm_i16x8_shr(hi, 8), o));
   }
-  return sub_terms(p, bq_hsum4_i32(P[0], P[1], P[2], P[3]), bq_hsum4_i32(P[4], P[5], P[6], P[7]),
-                   yd);
+  v128_t s0, s1;
+  scales(p, &s0, &s1);
+  const v128_t d4d8 = wasm_f32x4_splat(bq_h2f_fast(bq_rd16(p + XD)) * yd);
+  const v128_t dl0 = wasm_f32x4_mul(d4d8, wasm_f32x4_convert_i32x4(s0)),
+               dl1 = wasm_f32x4_mul(d4d8, wasm_f32x4_convert_i32x4(s1));
+  return wasm_f32x4_add(
+      wasm_f32x4_mul(dl0, wasm_f32x4_convert_i32x4(bq_hsum4_i32(P[0], P[1], P[2], P[3]))),
+      wasm_f32x4_mul(dl1, wasm_f32x4_convert_i32x4(bq_hsum4_i32(P[4], P[5], P[6], P[7]))));
 }
 
 BQ_DOT_PROTO(iq4_xs, q8_K, __simd128) {
