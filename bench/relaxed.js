@@ -1,6 +1,6 @@
 // The relaxed build beside simd128 in headless Chromium (make bench): the Q4_0 . Q8_0 matvec at
 // 4096 columns (ROWS rows, default 1024 and 4096) and the other relaxed matvecs (Q4_1, Q5_0, Q5_1,
-// MXFP4, Q2_K..Q6_K; 1024 rows; FMTS=q6_K,q5_K times only those); median ms per call, the ratio
+// MXFP4, IQ4_NL, Q2_K..Q6_K; 1024 rows; FMTS=q6_K,q5_K times only those); median ms per call, the ratio
 // simd128 / relaxed, and the ratio to the relaxed build's own SIMD128 kernel (same compiler, so
 // the relaxed dot alone).
 // Runs tests/relaxed/page.js with ?bench=1; the two builds' outputs must be the same bits.
@@ -10,7 +10,7 @@ const rowsList = process.env.ROWS ? [Number(process.env.ROWS)] : [1024, 4096];
 const others = (
   process.env.FMTS
     ? process.env.FMTS.split(',')
-    : ['q4_1', 'q5_0', 'q5_1', 'mxfp4', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K']
+    : ['q4_1', 'q5_0', 'q5_1', 'mxfp4', 'iq4_nl', 'q2_K', 'q3_K', 'q4_K', 'q5_K', 'q6_K']
 ).map((f) => [f, rowsList[0]]);
 const q40 = process.env.FMTS ? [] : rowsList.map((n) => ['q4_0', n]);
 for (const [fmt, rows] of [...q40, ...others]) {

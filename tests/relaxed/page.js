@@ -33,7 +33,17 @@ const LAYOUT = {
   q8_0: { size: 34, qh: -1, qs: 2, m: -1 },
   q8_1: { size: 36, qh: -1, qs: 4, m: 2 },
   mxfp4: { size: 17, qh: -1, qs: 1, m: -1 }, // e (an E8M0 exponent), then 16 bytes of nibbles
+  iq4_nl: { size: 18, qh: -1, qs: 2, m: -1 },
 };
+/** The formats whose relaxed kernels move the activations' signs onto the weights (page bench). */
+const SIGNED_ACT = new Set(['iq4_nl']);
+/** Activation blocks b of type t with every code -128 made -127 (what quantizers give). */
+function noMinCodes(t, b) {
+  const L = LAYOUT[t];
+  for (let o = 0; o < b.length; o += L.size)
+    for (let j = L.qs; j < L.qs + 32; j++) if (b[o + j] === 0x80) b[o + j] = 0x81;
+  return b;
+}
 /** The 32-value formats whose terms absTerms forms (the others' bound is absProducts). */
 const TERMS = new Set(['q4_0', 'q4_1', 'q5_0', 'q5_1']);
 
@@ -266,11 +276,15 @@ async function check() {
     const base_ = name.slice(0, -'__relaxed'.length);
     const isK = t.endsWith('K');
     for (const nb of isK ? [1, 2, 3, 4, 5, 9, 33, 600] : [1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 130, 4097]) {
-      for (const kind of nb > 200 ? ['finite'] : ['finite', 'edge', 'any']) {
+      // The SIGNED_ACT kernels' relaxed path also on activations without -128 ('/-127').
+      const kinds = nb > 200 ? ['finite'] : ['finite', 'edge', 'any'];
+      for (const kind of SIGNED_ACT.has(t) ? [...kinds, ...kinds.map((k) => `${k}/-127`)] : kinds) {
         top = base;
         const rows = op === 'matvec' ? (nb > 200 ? 3 : 1 + ((r() * 5) | 0)) : 1;
-        const w = isK ? blocksK(t, nb * rows, r, kind) : blocks(t, nb * rows, r, kind),
-          x = isK ? blocksK(t2, nb, r, kind) : blocks(t2, nb, r, kind);
+        const bk = kind.replace('/-127', '');
+        const w = isK ? blocksK(t, nb * rows, r, bk) : blocks(t, nb * rows, r, bk),
+          x0 = isK ? blocksK(t2, nb, r, bk) : blocks(t2, nb, r, bk),
+          x = bk === kind ? x0 : noMinCodes(t2, x0);
         const wp = put(w),
           xp = put(x),
           n = nb * (isK ? 256 : 32);
@@ -291,7 +305,7 @@ async function check() {
           checks++;
           if (!sameBits(got, simd)) failures.push(`${what}: ${got} != simd128 ${simd}`);
           const b = bound(w);
-          if (kind !== 'any' && !(Math.abs(got - ref) <= b)) failures.push(`${what}: ${got} vs ref ${ref}, bound ${b}`);
+          if (bk !== 'any' && !(Math.abs(got - ref) <= b)) failures.push(`${what}: ${got} vs ref ${ref}, bound ${b}`);
         } else {
           const yp = alloc(4 * rows),
             ys = alloc(4 * rows),
@@ -312,7 +326,7 @@ async function check() {
             if (!sameBits(got[row], simd[row]))
               failures.push(`${what} row ${row}: ${got[row]} != simd128 ${simd[row]}`);
             const b = bound(w.subarray(row * rowBytes));
-            if (kind !== 'any' && !(Math.abs(got[row] - ref[row]) <= b))
+            if (bk !== 'any' && !(Math.abs(got[row] - ref[row]) <= b))
               failures.push(`${what} row ${row}: ${got[row]} vs ref ${ref[row]}, bound ${b}`);
           }
         }
@@ -419,6 +433,7 @@ async function bench() {
     q6_K: 'q8_K',
     iq4_xs: 'q8_K',
     mxfp4: 'q8_0',
+    iq4_nl: 'q8_0',
   };
   const act = ACT[fmt];
   if (!act) throw new Error(`no relaxed matvec for ${fmt}`);
@@ -426,6 +441,9 @@ async function bench() {
     pair = `${fmt}_matvec_${act}`;
   const w = isK ? blocksK(fmt, (rows * cols) / 256, r, 'finite') : blocks(fmt, (rows * cols) / 32, r, 'finite'),
     x = isK ? blocksK(act, cols / 256, r, 'finite') : blocks(act, cols / 32, r, 'finite');
+  // The kernels that take |a| as the 7-bit operand run SIMD128 code on a code -128, which no
+  // quantizer gives: time them on codes -127..127, as quantized activations are.
+  if (SIGNED_ACT.has(fmt)) noMinCodes(act, x);
   /** @type {Record<string, { backend: string, run: () => void, y: () => Float32Array, times: number[] }>} */
   const b = {};
   // The relaxed build's own SIMD128 kernel too: same compiler as the relaxed kernel, so the ratio
