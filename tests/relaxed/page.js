@@ -131,7 +131,7 @@ function blocks(t, nb, r, kind) {
 // The super-block formats as ggml lays them out: bytes per block, where its fp16 scales are (h:
 // byte offsets) and its code bytes (c: the range the edge kind fills). Q4_K: d, dmin, 12 bytes of
 // 6-bit scales and mins, 128 bytes of nibbles; Q8_K: f32 d, 256 codes, 16 i16 sums of 16 codes.
-const K = { q2_K: 84, q3_K: 110, q4_K: 144, q5_K: 176, q6_K: 210, iq4_xs: 136, q8_K: 292 };
+const K = { q2_K: 84, q3_K: 110, q4_K: 144, q5_K: 176, q6_K: 210, iq4_xs: 136, tq2_0: 66, q8_K: 292 };
 /** @type {Record<string, { h: number[], c: [number, number] }>} */
 const KF = {
   q2_K: { h: [80, 82], c: [16, 80] },
@@ -140,6 +140,7 @@ const KF = {
   q5_K: { h: [0, 2], c: [16, 176] },
   q6_K: { h: [208], c: [0, 192] },
   iq4_xs: { h: [0], c: [8, 136] },
+  tq2_0: { h: [64], c: [0, 64] },
 };
 
 /** Scale j and min j (0..7) of the Q4_K block at o. */
@@ -274,7 +275,7 @@ async function check() {
       continue;
     }
     const base_ = name.slice(0, -'__relaxed'.length);
-    const isK = t.endsWith('K');
+    const isK = t in K;
     for (const nb of isK ? [1, 2, 3, 4, 5, 9, 33, 600] : [1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 130, 4097]) {
       // The SIGNED_ACT kernels' relaxed path also on activations without -128 ('/-127').
       const kinds = nb > 200 ? ['finite'] : ['finite', 'edge', 'any'];
@@ -434,6 +435,7 @@ async function bench() {
     iq4_xs: 'q8_K',
     mxfp4: 'q8_0',
     iq4_nl: 'q8_0',
+    tq2_0: 'q8_K',
   };
   const act = ACT[fmt];
   if (!act) throw new Error(`no relaxed matvec for ${fmt}`);
