@@ -52,10 +52,12 @@ BQ_DOT_PROTO(iq4_nl, q8_0, __relaxed) {
 
 /* One matvec call's activations, prepared once for all rows: per block |a| (32 bytes) then the
  * sign masks of a (32 bytes), c = the sum of |a| over a < 0, and d as a float (converted as
- * step4 converts it). Static: the module is single-threaded. */
-static uint8_t sp_q[(BQ_PREP_MAX_BLOCKS + 4) * 2 * BQ_B32] __attribute__((aligned(16)));
-static int32_t sp_c[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
-static float sp_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+ * step4 converts it). Thread-local: in the relaxed threads build each instance prepares its own
+ * (in its TLS block); in the single-threaded build they are plain static arrays. */
+static _Thread_local uint8_t sp_q[(BQ_PREP_MAX_BLOCKS + 4) * 2 * BQ_B32]
+    __attribute__((aligned(16)));
+static _Thread_local int32_t sp_c[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
+static _Thread_local float sp_d[BQ_PREP_MAX_BLOCKS + 4] __attribute__((aligned(16)));
 
 /* 0 if the activations are too long or have a code -128. */
 static int sprepare(const bq_k *k, const uint8_t *x, size_t nb) {
